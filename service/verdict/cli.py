@@ -1,0 +1,211 @@
+"""`verdict serve | verify | evaluate`: the server, and the same checks from a shell without one.
+
+`verify` and `evaluate` run the domain code in-process by default (no server needed: a CI step can check a saved
+completion), or call a running server with `--target host:port`. Both print JSON. Exit status for `verify`: 0 when the
+response did not fail (ok or unverifiable), 1 when it failed (truncated or malformed), 2 on a usage or I/O error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from verdict.config import Config, config_keys, load_config
+from verdict.errors import ConfigError, VerdictError
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
+
+
+def _serve_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser("serve", help="run the gRPC server", description="Run the Verdict gRPC server.")
+    parser.add_argument("--config", help="YAML file of configuration keys")
+    defaults = Config()
+    docs = defaults.describe()
+    for key in config_keys():
+        parser.add_argument(
+            f"--{key.replace('_', '-')}",
+            dest=key,
+            default=None,
+            metavar="VALUE",
+            help=f"{docs[key]} (default: {getattr(defaults, key)!r}; env VERDICT_{key.upper()})",
+        )
+
+
+def _input_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--target", help="call a running server at host:port instead of checking in-process")
+    parser.add_argument("--timeout", type=float, default=30.0, help="deadline in seconds when calling a server")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="verdict", description=__doc__.splitlines()[0])
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    _serve_parser(subparsers)
+
+    verify = subparsers.add_parser("verify", help="verify one completion, print the verdict as JSON")
+    verify.add_argument("file", nargs="?", default="-", help="the completion text; '-' or nothing reads stdin")
+    verify.add_argument("--finish-reason", default="", help="the provider's finish reason (stop, length, ...)")
+    verify.add_argument("--tool-calls", action="store_true", help="the turn called tools (exempt from checks)")
+    verify.add_argument("--completion-tokens", type=int, default=0)
+    verify.add_argument("--request-file", help="the user's request, for the optional second opinion")
+    _input_arguments(verify)
+
+    evaluate = subparsers.add_parser("evaluate", help="run one evaluator, print the verdict as JSON")
+    evaluate.add_argument("--evaluator", required=True, help="a little-loops `evaluate:` block, YAML or JSON")
+    evaluate.add_argument("--output-file", default="-", help="the action's stdout; '-' reads stdin")
+    evaluate.add_argument("--exit-code", type=int, default=0)
+    evaluate.add_argument("--context", default="{}", help="interpolation namespaces as JSON")
+    evaluate.add_argument("--state", default="", help="the state token from the previous call (as printed)")
+    evaluate.add_argument("--workspace", default="")
+    _input_arguments(evaluate)
+    return parser
+
+
+def _read(path: str) -> str:
+    data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    # Invalid UTF-8 cannot travel in a proto string; replace it so the rest of the text is still checked.
+    return data.decode("utf-8", errors="replace")
+
+
+def _local_config() -> Config:
+    return load_config(env=os.environ)
+
+
+async def _verify(args: argparse.Namespace) -> dict[str, Any]:
+    from verdict.v1 import verdict_pb2
+
+    request = verdict_pb2.VerifyResponseRequest(
+        text=_read(args.file),
+        finish_reason=args.finish_reason,
+        has_tool_calls=args.tool_calls,
+        completion_tokens=args.completion_tokens,
+        request_text=Path(args.request_file).read_text(errors="replace") if args.request_file else "",
+    )
+    if args.target:
+        response = await _call(args, "VerifyResponse", request)
+    else:
+        from prometheus_client import CollectorRegistry
+
+        from verdict.metrics import Metrics
+        from verdict.rpc import verification_to_proto
+        from verdict.server import build_components
+        from verdict.verify.model import VerifyInput
+
+        config = _local_config()
+        runner, verifier, _evaluations, _closers = build_components(config, Metrics(CollectorRegistry()), os.environ)
+        try:
+            verification = await verifier.verify(
+                VerifyInput(
+                    request.text,
+                    request.finish_reason,
+                    request.has_tool_calls,
+                    request.completion_tokens,
+                    request.request_text,
+                )
+            )
+        finally:
+            verifier.close()
+            runner.shutdown()
+        response = verification_to_proto(verification)
+    return _as_json(response)
+
+
+async def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
+    from google.protobuf import json_format
+
+    from verdict.v1 import verdict_pb2
+
+    request = verdict_pb2.EvaluateRequest(
+        config=verdict_pb2.EvaluatorConfig(yaml=args.evaluator),
+        output=_read(args.output_file),
+        exit_code=args.exit_code,
+        state=bytes.fromhex(args.state),
+        workspace=args.workspace,
+    )
+    json_format.ParseDict(json.loads(args.context), request.context)
+    if args.target:
+        response = await _call(args, "Evaluate", request)
+    else:
+        from prometheus_client import CollectorRegistry
+
+        from verdict.metrics import Metrics
+        from verdict.rpc import evaluation_input, evaluation_to_proto
+        from verdict.server import build_components
+
+        config = _local_config()
+        runner, verifier, evaluations, closers = build_components(config, Metrics(CollectorRegistry()), os.environ)
+        try:
+            response = evaluation_to_proto(await evaluations.evaluate(evaluation_input(request)))
+        finally:
+            verifier.close()
+            runner.shutdown()
+            for closer in closers:
+                result = closer()
+                if asyncio.iscoroutine(result):
+                    await result
+    result = _as_json(response)
+    result["state"] = response.state.hex()
+    return result
+
+
+async def _call(args: argparse.Namespace, method: str, request: Any) -> Any:
+    import grpc.aio
+
+    from verdict.v1 import verdict_pb2_grpc
+
+    async with grpc.aio.insecure_channel(args.target) as channel:
+        stub = verdict_pb2_grpc.VerdictServiceStub(channel)
+        return await getattr(stub, method)(request, timeout=args.timeout)
+
+
+def _as_json(response: Any) -> dict[str, Any]:
+    from google.protobuf import json_format
+
+    return json_format.MessageToDict(
+        response, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "serve":
+        flags = {key: getattr(args, key) for key in config_keys()}
+        try:
+            config = load_config(args.config, env=os.environ, flags=flags)
+        except ConfigError as error:
+            print(f"verdict: invalid configuration: {error}", file=sys.stderr)
+            return EXIT_ERROR
+        logging.basicConfig(
+            level=config.log_level, format="%(asctime)s %(levelname)s %(name)s %(message)s", stream=sys.stderr
+        )
+        from verdict.server import serve
+
+        return asyncio.run(serve(config))
+    try:
+        if args.command == "verify":
+            result = asyncio.run(_verify(args))
+            print(json.dumps(result, indent=2))
+            return EXIT_FAILED if result.get("failed") else EXIT_OK
+        result = asyncio.run(_evaluate(args))
+        print(json.dumps(result, indent=2))
+        return EXIT_OK
+    except (OSError, ValueError, ConfigError, VerdictError) as error:
+        print(f"verdict: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    except Exception as error:  # a grpc.RpcError from --target, among others
+        details = getattr(error, "details", None)
+        print(f"verdict: {details() if callable(details) else error}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
+

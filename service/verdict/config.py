@@ -1,0 +1,252 @@
+"""The server's configuration: one frozen, typed value, validated at startup.
+
+Every key `some_key` can be set three ways, the later winning: the YAML file given to `--config`, the environment
+variable `VERDICT_SOME_KEY`, and the flag `--some-key` of `verdict serve`. Unknown keys in the file or in
+`VERDICT_*` variables are rejected with an error that names them, because a typo that is silently ignored is a setting
+that silently does nothing.
+
+The environment is passed in as a mapping, so tests never patch `os.environ`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from verdict.errors import ConfigError
+
+__all__ = ["ENV_PREFIX", "Config", "config_keys", "load_config", "parse_value"]
+
+ENV_PREFIX = "VERDICT_"
+JUDGE_TIMEOUT_CEILING_SECONDS = 1800.0
+"""The reference's judge timeout; BUG-903 kept it because expensive evaluations need it. Nothing may exceed it."""
+
+
+def _key(default: Any, doc: str, *, minimum: float | None = None, choices: tuple[str, ...] = ()) -> Any:
+    return field(default=default, metadata={"doc": doc, "minimum": minimum, "choices": choices})
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything the server reads at startup. Compare, print and pass it around freely; it never changes."""
+
+    grpc_address: str = _key("[::]:50051", "Address the gRPC server binds (host:port; port 0 picks a free port).")
+    metrics_address: str = _key(
+        "[::]:9464", "Address of the Prometheus /metrics HTTP server (host:port); empty disables it."
+    )
+    max_message_bytes: int = _key(
+        4 * 1024 * 1024,
+        "Largest request accepted, in bytes; a bigger one is RESOURCE_EXHAUSTED before any work is done.",
+        minimum=1024,
+    )
+    shell_check_timeout_seconds: float = _key(
+        5.0, "Time limit for one `bash -n` parse; a parse that runs out is unverifiable, never malformed.", minimum=0.1
+    )
+    grace_period_seconds: float = _key(
+        20.0, "On SIGTERM, how long in-flight calls may run before they are cancelled and children killed.", minimum=0
+    )
+    reflection: bool = _key(True, "Serve gRPC server reflection (grpcurl, grpcui, Postman use it).")
+    max_connection_age_seconds: float = _key(
+        300.0,
+        "Close client connections after this age so clients re-resolve DNS and reach pods the HPA added; 0 disables.",
+        minimum=0,
+    )
+    max_connection_age_grace_seconds: float = _key(
+        30.0, "Time a connection closed for age gets to finish its calls.", minimum=0
+    )
+    max_concurrent_rpcs: int = _key(
+        0, "Calls served at once; more are rejected with RESOURCE_EXHAUSTED. 0 means no limit.", minimum=0
+    )
+    log_level: str = _key("INFO", "Logging level.", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
+    max_block_bytes: int = _key(
+        1024 * 1024,
+        "A fenced block larger than this is not parsed (unverifiable): bounds the work one block can cost.",
+        minimum=1,
+    )
+    max_checked_blocks: int = _key(
+        256,
+        "Blocks parsed per response; later blocks are unverifiable. Unterminated fences are caught in all of them.",
+        minimum=1,
+    )
+    inline_parse_bytes: int = _key(
+        16 * 1024,
+        "Blocks up to this size parse on the event loop; larger ones in the parse pool, so no parse holds the GIL.",
+        minimum=0,
+    )
+    parse_workers: int = _key(2, "Processes in the parse pool for large blocks.", minimum=1)
+    parse_timeout_seconds: float = _key(
+        10.0, "Time limit for one parse in the pool; the worker is killed and the block is unverifiable.", minimum=0.1
+    )
+    max_concurrent_shell_checks: int = _key(8, "`bash -n` processes run at once.", minimum=1)
+    workspace_root: str = _key(
+        "",
+        "Directory inside which request workspaces and files must resolve (diff_stall, comparator, contract). "
+        "Empty: evaluators that need files report a clear error.",
+    )
+    git_timeout_seconds: float = _key(30.0, "Time limit for one `git diff --stat` (diff_stall).", minimum=0.1)
+    regex_timeout_seconds: float = _key(
+        1.0, "Time limit for one regular-expression search from a request; running out gives verdict `error`.",
+        minimum=0.01,
+    )
+    judge_host: str = _key(
+        "",
+        "Judge host CLI (claude-code, codex, gemini, qwen, kimi-code, omp) or an OpenAI-compatible base URL. "
+        "Empty: LL_HOST_CLI, then the first CLI found on PATH.",
+    )
+    judge_model: str = _key("sonnet", "Model alias passed to the judge when the evaluator names none.")
+    judge_timeout_seconds: float = _key(
+        300.0, f"Time limit for one judge call; at most {JUDGE_TIMEOUT_CEILING_SECONDS:.0f}.", minimum=1
+    )
+    max_concurrent_judges: int = _key(4, "Judge processes run at once.", minimum=1)
+    judge_queue_size: int = _key(
+        16, "Judge calls that may wait for a free slot; more are rejected with RESOURCE_EXHAUSTED.", minimum=0
+    )
+    judge_model_labels: tuple[str, ...] = _key(
+        (), "Models that may appear as metric labels (comma-separated); others are labelled `other`."
+    )
+    second_opinion: bool = _key(False, "Ask a judge about long unverifiable answers in VerifyResponse.")
+    second_opinion_host: str = _key(
+        "", "Judge for the second opinion: an OpenAI-compatible base URL (a local model) or a CLI host name."
+    )
+    second_opinion_model: str = _key("", "Model name sent to the second-opinion judge.")
+    second_opinion_min_tokens: int = _key(
+        1500, "Completion tokens an unverifiable answer needs before a second opinion is worth its cost.", minimum=1
+    )
+    second_opinion_timeout_seconds: float = _key(60.0, "Time limit for one second-opinion call.", minimum=0.1)
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            minimum = f.metadata.get("minimum")
+            if minimum is not None and value < minimum:
+                raise ConfigError(f.name, f"must be at least {minimum}, got {value!r}")
+            choices = f.metadata.get("choices")
+            if choices and value not in choices:
+                raise ConfigError(f.name, f"must be one of {', '.join(choices)}, got {value!r}")
+        for name in ("grpc_address", "metrics_address"):
+            address = getattr(self, name)
+            if address or name == "grpc_address":
+                _check_address(name, address)
+        if self.judge_timeout_seconds > JUDGE_TIMEOUT_CEILING_SECONDS:
+            raise ConfigError(
+                "judge_timeout_seconds", f"must be at most {JUDGE_TIMEOUT_CEILING_SECONDS:.0f}, got {self.judge_timeout_seconds}"
+            )
+        if self.workspace_root and not Path(self.workspace_root).is_absolute():
+            raise ConfigError("workspace_root", f"must be an absolute path, got {self.workspace_root!r}")
+
+    def describe(self) -> dict[str, str]:
+        """Each key's documentation, for `verdict serve --help` and docs/configuration.md."""
+        return {f.name: f.metadata["doc"] for f in dataclasses.fields(self)}
+
+
+def _check_address(key: str, address: str) -> None:
+    host, sep, port = address.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ConfigError(key, f"must be host:port, got {address!r}")
+
+
+def config_keys() -> tuple[str, ...]:
+    """Every configuration key, in declaration order."""
+    return tuple(f.name for f in dataclasses.fields(Config))
+
+
+def _field_types() -> dict[str, Any]:
+    hints = typing.get_type_hints(Config)
+    return {name: hints[name] for name in config_keys()}
+
+
+def parse_value(key: str, raw: object) -> object:
+    """Coerce one raw value (a YAML scalar, or a string from the environment or a flag) to the key's type."""
+    kind = _field_types()[key]
+    origin = typing.get_origin(kind)
+    if kind is bool:
+        if isinstance(raw, bool):
+            return raw
+        text = str(raw).strip().lower()
+        if text in ("1", "true", "yes", "on"):
+            return True
+        if text in ("0", "false", "no", "off"):
+            return False
+        raise ConfigError(key, f"must be a boolean, got {raw!r}")
+    if kind is int:
+        if isinstance(raw, bool) or (isinstance(raw, float) and not raw.is_integer()):
+            raise ConfigError(key, f"must be an integer, got {raw!r}")
+        try:
+            return int(str(raw).strip()) if not isinstance(raw, float) else int(raw)
+        except ValueError:
+            raise ConfigError(key, f"must be an integer, got {raw!r}") from None
+    if kind is float:
+        if isinstance(raw, bool):
+            raise ConfigError(key, f"must be a number, got {raw!r}")
+        try:
+            return float(str(raw).strip()) if not isinstance(raw, int | float) else float(raw)
+        except ValueError:
+            raise ConfigError(key, f"must be a number, got {raw!r}") from None
+    if origin is tuple:
+        if isinstance(raw, str):
+            return tuple(part.strip() for part in raw.split(",") if part.strip())
+        if isinstance(raw, list) and all(isinstance(item, str) for item in raw):
+            return tuple(raw)
+        raise ConfigError(key, f"must be a list of strings, got {raw!r}")
+    if kind is str or (origin in (types.UnionType, typing.Union)):
+        if raw is None:
+            return ""
+        if not isinstance(raw, str | int | float) or isinstance(raw, bool):
+            raise ConfigError(key, f"must be a string, got {raw!r}")
+        return str(raw)
+    raise ConfigError(key, f"unsupported type {kind!r}")  # pragma: no cover - a new field type needs a branch here
+
+
+def _unknown(key: str, source: str) -> ConfigError:
+    close = difflib.get_close_matches(key, config_keys(), n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return ConfigError(key, f"unknown key in {source}{hint}")
+
+
+def load_config(
+    path: str | Path | None = None,
+    env: Mapping[str, str] | None = None,
+    flags: Mapping[str, object] | None = None,
+) -> Config:
+    """Build the configuration from a YAML file, then `VERDICT_*` environment variables, then flags (later wins).
+
+    Raises ConfigError naming the key for an unknown key, a value of the wrong type, or a value out of range.
+    """
+    values: dict[str, object] = {}
+    if path:
+        try:
+            document = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ConfigError("config", f"cannot read {path}: {exc.strerror}") from None
+        except yaml.YAMLError as exc:
+            raise ConfigError("config", f"{path} is not valid YAML: {exc}") from None
+        if document is None:
+            document = {}
+        if not isinstance(document, dict):
+            raise ConfigError("config", f"{path} must hold a mapping of keys to values")
+        for key, raw in document.items():
+            if key not in config_keys():
+                raise _unknown(str(key), str(path))
+            values[key] = parse_value(key, raw)
+    for name, raw in (env or {}).items():
+        if not name.startswith(ENV_PREFIX):
+            continue
+        key = name[len(ENV_PREFIX) :].lower()
+        if key not in config_keys():
+            raise _unknown(key, f"environment variable {name}")
+        values[key] = parse_value(key, raw)
+    for key, raw in (flags or {}).items():
+        if raw is None:
+            continue
+        if key not in config_keys():
+            raise _unknown(key, "flags")
+        values[key] = parse_value(key, raw)
+    return Config(**values)  # type: ignore[arg-type]

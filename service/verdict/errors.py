@@ -1,0 +1,127 @@
+"""Every error Verdict raises on purpose, as one tree, mapped to gRPC status codes in exactly one place.
+
+```
+VerdictError                      base; never raised itself
+├── InvalidArgument               the request is wrong whatever the server's state  → INVALID_ARGUMENT
+│   └── InvalidConfig             an evaluator configuration is wrong (field path)  → INVALID_ARGUMENT
+├── PermissionDenied              a path resolves outside workspace_root             → PERMISSION_DENIED
+├── ResourceExhausted             too big, or too busy (a bounded queue overflowed)  → RESOURCE_EXHAUSTED
+├── DeadlineTooShort              the caller has no time left for the work asked     → DEADLINE_EXCEEDED
+├── FailedPrecondition            the server is not set up for this call             → FAILED_PRECONDITION
+└── Unavailable                   the server is shutting down                        → UNAVAILABLE
+
+ConfigError(ValueError)           server configuration rejected at startup (not a gRPC error)
+```
+
+Domain code raises these; it never imports grpc. `rpc.py` turns them into a `google.rpc.Status` carrying exactly one
+`ErrorInfo` (reason + metadata) and, for argument errors, a `BadRequest` naming the field (AIP-193).
+
+A checker that malfunctions (a judge timing out, a parser crashing) is *not* an error here: it becomes an `error` or
+`unverifiable` verdict, because the caller's request was fine and the model must not be charged for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+__all__ = [
+    "ERROR_DOMAIN",
+    "ConfigError",
+    "DeadlineTooShort",
+    "FailedPrecondition",
+    "InvalidArgument",
+    "InvalidConfig",
+    "PermissionDenied",
+    "ResourceExhausted",
+    "Unavailable",
+    "VerdictError",
+]
+
+ERROR_DOMAIN = "verdict.v1"
+
+
+class VerdictError(Exception):
+    """Base of every error Verdict reports to a caller.
+
+    `reason` is the stable, machine-readable UPPER_SNAKE code clients switch on; `metadata` carries every dynamic
+    value of the message (lowerCamel keys), so the message text can change without breaking anyone.
+    """
+
+    code_name: str = "UNKNOWN"
+    default_reason: str = "UNKNOWN"
+
+    def __init__(self, message: str, *, reason: str | None = None, metadata: Mapping[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.reason = reason or self.default_reason
+        self.metadata: dict[str, str] = dict(metadata or {})
+
+
+class InvalidArgument(VerdictError):
+    """Raised when a request field is malformed, whatever the server's state; `field` is the field path."""
+
+    code_name = "INVALID_ARGUMENT"
+    default_reason = "INVALID_ARGUMENT"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        field: str,
+        reason: str | None = None,
+        metadata: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(message, reason=reason, metadata={"field": field, **(metadata or {})})
+        self.field = field
+
+
+class InvalidConfig(InvalidArgument):
+    """Raised when an evaluator configuration is rejected: unknown type, unknown key, missing or mistyped field.
+
+    The reference dropped unknown keys silently and that caused real bugs (BUG-2893/2894), so here they are errors.
+    """
+
+    default_reason = "INVALID_EVALUATOR_CONFIG"
+
+
+class PermissionDenied(VerdictError):
+    """Raised when a workspace or file path resolves outside the configured workspace_root."""
+
+    code_name = "PERMISSION_DENIED"
+    default_reason = "OUTSIDE_WORKSPACE_ROOT"
+
+
+class ResourceExhausted(VerdictError):
+    """Raised when a request is over a size limit, or a bounded queue (judges, parses) is full."""
+
+    code_name = "RESOURCE_EXHAUSTED"
+    default_reason = "RESOURCE_EXHAUSTED"
+
+
+class DeadlineTooShort(VerdictError):
+    """Raised before starting work the caller's deadline leaves no time for (a judge call, say)."""
+
+    code_name = "DEADLINE_EXCEEDED"
+    default_reason = "DEADLINE_TOO_SHORT"
+
+
+class FailedPrecondition(VerdictError):
+    """Raised when the server lacks the setup a call needs (no workspace_root configured, say)."""
+
+    code_name = "FAILED_PRECONDITION"
+    default_reason = "FAILED_PRECONDITION"
+
+
+class Unavailable(VerdictError):
+    """Raised when the server is draining for shutdown; clients retry on another replica."""
+
+    code_name = "UNAVAILABLE"
+    default_reason = "SHUTTING_DOWN"
+
+
+class ConfigError(ValueError):
+    """Raised at startup when the server configuration is invalid; the message names the offending key."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(f"{key}: {message}")
+        self.key = key

@@ -1,0 +1,185 @@
+"""Every metric Verdict exports, built against an injected registry.
+
+Tests make a fresh `CollectorRegistry`, pass it to `Metrics`, and read values back with `get_sample_value` rather than
+scraping text. The server passes the registry its /metrics endpoint serves.
+
+Names follow go-grpc-prometheus for the standard server set, so dashboards and alerts written for Go and Java gRPC
+services work unchanged; `grpc_code` uses Go's CamelCase spelling (`OK`, `InvalidArgument`, `Canceled` with one L),
+not Python's UPPER_SNAKE. Service metrics are prefixed `verdict_`. Every label has a bounded set of values: free-form
+values (classify verdicts, model names) are folded into `other` past a cap or outside an allow-list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import grpc
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from verdict import __version__
+
+__all__ = ["GRPC_CODE_LABELS", "LATENCY_BUCKETS", "LabelFolder", "Metrics", "grpc_code_label"]
+
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800)
+"""Seconds. Structural checks take milliseconds; judges take seconds to 30 minutes (the judge timeout ceiling)."""
+
+_CAMEL_EXCEPTIONS = {"OK": "OK", "CANCELLED": "Canceled"}
+
+
+def grpc_code_label(code: grpc.StatusCode) -> str:
+    """Go's `codes.Code.String()` spelling of a status code: INVALID_ARGUMENT -> InvalidArgument."""
+    name = code.name
+    return _CAMEL_EXCEPTIONS.get(name) or "".join(part.capitalize() for part in name.split("_"))
+
+
+GRPC_CODE_LABELS = tuple(grpc_code_label(code) for code in grpc.StatusCode)
+
+OTHER = "other"
+
+
+class LabelFolder:
+    """Keeps a label's values bounded: the first `cap` distinct values pass, later ones become `other`.
+
+    With `allowed`, only those values pass (and `cap` is ignored). Used for classify verdicts (free-form routing
+    tokens) and model names, which would otherwise create a series per value.
+    """
+
+    def __init__(self, cap: int = 0, allowed: Iterable[str] | None = None) -> None:
+        self.cap = cap
+        self.allowed = frozenset(allowed) if allowed is not None else None
+        self._seen: dict[str, set[str]] = {}
+
+    def fold(self, value: str, scope: str = "") -> str:
+        if self.allowed is not None:
+            return value if value in self.allowed else OTHER
+        seen = self._seen.setdefault(scope, set())
+        if value in seen:
+            return value
+        if len(seen) < self.cap:
+            seen.add(value)
+            return value
+        return OTHER
+
+
+class Metrics:
+    """The metric objects, one attribute each. Construct once per registry."""
+
+    def __init__(self, registry: CollectorRegistry, *, verdict_label_cap: int = 20, model_labels: Iterable[str] = ()):
+        self.registry = registry
+        grpc_labels = ("grpc_type", "grpc_service", "grpc_method")
+        self.grpc_started = Counter(
+            "grpc_server_started_total", "RPCs started on the server.", grpc_labels, registry=registry
+        )
+        self.grpc_handled = Counter(
+            "grpc_server_handled_total",
+            "RPCs completed on the server, regardless of success or failure.",
+            (*grpc_labels, "grpc_code"),
+            registry=registry,
+        )
+        self.grpc_msg_received = Counter(
+            "grpc_server_msg_received_total", "Stream messages received on the server.", grpc_labels, registry=registry
+        )
+        self.grpc_msg_sent = Counter(
+            "grpc_server_msg_sent_total", "Stream messages sent by the server.", grpc_labels, registry=registry
+        )
+        self.grpc_handling_seconds = Histogram(
+            "grpc_server_handling_seconds",
+            "Time from the start of an RPC to its completion on the server.",
+            grpc_labels,
+            buckets=LATENCY_BUCKETS,
+            registry=registry,
+        )
+        self.verifications = Counter(
+            "verdict_verifications_total", "VerifyResponse verdicts.", ("verdict",), registry=registry
+        )
+        self.block_checks = Counter(
+            "verdict_block_checks_total",
+            "Fenced blocks checked, by canonical language (python, json, yaml, shell, other, none) and verdict.",
+            ("lang", "verdict"),
+            registry=registry,
+        )
+        self.second_opinions = Counter(
+            "verdict_second_opinions_total",
+            "VerifyResponse second opinions, by outcome (ok, malformed, no_sample).",
+            ("outcome",),
+            registry=registry,
+        )
+        self.subprocess_runs = Counter(
+            "verdict_subprocess_runs_total",
+            "Child processes run, by tool and outcome (ok, nonzero, signalled, timeout, cancelled, missing).",
+            ("tool", "outcome"),
+            registry=registry,
+        )
+        self.subprocess_duration = Histogram(
+            "verdict_subprocess_duration_seconds",
+            "Wall time of child processes, by tool.",
+            ("tool",),
+            buckets=LATENCY_BUCKETS,
+            registry=registry,
+        )
+        self.subprocess_timeouts = Counter(
+            "verdict_subprocess_timeouts_total", "Child processes killed at their time limit.", ("tool",),
+            registry=registry,
+        )
+        self.subprocesses_running = Gauge(
+            "verdict_subprocesses_running", "Child processes running now.", ("tool",), registry=registry
+        )
+        self.parse_pool_tasks = Counter(
+            "verdict_parse_pool_tasks_total",
+            "Large parses run in the process pool, by outcome (ok, timeout, crashed).",
+            ("outcome",),
+            registry=registry,
+        )
+        self.evaluations = Counter(
+            "verdict_evaluations_total", "Evaluate verdicts, by evaluator and verdict.", ("evaluator", "verdict"),
+            registry=registry,
+        )
+        self.evaluation_duration = Histogram(
+            "verdict_evaluation_duration_seconds",
+            "Time to reach a verdict, by evaluator.",
+            ("evaluator",),
+            buckets=LATENCY_BUCKETS,
+            registry=registry,
+        )
+        self.judge_calls = Counter(
+            "verdict_judge_calls_total",
+            "Judge calls, by host and outcome (ok, timeout, missing, api_error, empty, parse_error, rejected, "
+            "cancelled).",
+            ("host", "outcome"),
+            registry=registry,
+        )
+        self.judge_duration = Histogram(
+            "verdict_judge_duration_seconds", "Wall time of judge calls, by host.", ("host",),
+            buckets=LATENCY_BUCKETS, registry=registry,
+        )
+        self.judge_cost = Counter(
+            "verdict_judge_cost_usd_total", "Cost the judge reported, in US dollars, by host.", ("host",),
+            registry=registry,
+        )
+        self.judge_tokens = Counter(
+            "verdict_judge_tokens_total", "Tokens the judge reported, by host, model and kind (input, output).",
+            ("host", "model", "kind"), registry=registry,
+        )
+        self.judges_waiting = Gauge(
+            "verdict_judges_waiting", "Judge calls queued for a free slot.", registry=registry
+        )
+        self.build_info = Gauge(
+            "verdict_build_info", "Always 1; the labels say which build is running.", ("version", "python"),
+            registry=registry,
+        )
+        import platform
+
+        self.build_info.labels(version=__version__, python=platform.python_version()).set(1)
+        self.verdict_labels = LabelFolder(cap=verdict_label_cap)
+        self.model_labels = LabelFolder(allowed=model_labels)
+
+    def initialize_rpcs(self, service: str, methods: Iterable[tuple[str, str]]) -> None:
+        """Pre-create every (method, code) series at 0 so rate() and absence alerts work from the first scrape."""
+        for method, grpc_type in methods:
+            labels = {"grpc_type": grpc_type, "grpc_service": service, "grpc_method": method}
+            self.grpc_started.labels(**labels)
+            self.grpc_msg_received.labels(**labels)
+            self.grpc_msg_sent.labels(**labels)
+            self.grpc_handling_seconds.labels(**labels)
+            for code in GRPC_CODE_LABELS:
+                self.grpc_handled.labels(**labels, grpc_code=code)

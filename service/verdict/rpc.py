@@ -1,0 +1,344 @@
+"""The servicer: proto messages in, domain calls, proto messages out; domain errors become gRPC status here, once.
+
+Nothing below this layer imports grpc. Errors travel as `google.rpc.Status` with exactly one `ErrorInfo` (reason,
+domain, metadata) and, for INVALID_ARGUMENT, a `BadRequest` naming the field (AIP-193), so a Go, Java or Node client
+can switch on `reason` and show `field` without parsing English.
+
+Requests are decoded leniently: a message the protobuf runtime rejects (a string field holding invalid UTF-8, say)
+reaches the servicer as `Undecodable` and is answered with INVALID_ARGUMENT naming the field, instead of the opaque
+INTERNAL "Exception deserializing request" that grpcio would otherwise send.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import math
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import grpc
+import grpc.aio
+from google.protobuf import any_pb2, json_format, message, struct_pb2
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+from verdict.errors import ERROR_DOMAIN, InvalidArgument, InvalidConfig, VerdictError
+from verdict.evaluators import EvaluationInput, EvaluationResult, Evaluations, EvaluatorSpec, load_evaluate_block
+from verdict.v1 import verdict_pb2
+from verdict.verify.verifier import Verifier
+from verdict.verify.model import BlockCheck, Verdict, Verification, VerifyInput
+
+__all__ = ["SERVICE_NAME", "Undecodable", "VerdictServicer", "method_handlers"]
+
+log = logging.getLogger("verdict.rpc")
+
+SERVICE_DESCRIPTOR = verdict_pb2.DESCRIPTOR.services_by_name["VerdictService"]
+SERVICE_NAME = SERVICE_DESCRIPTOR.full_name
+
+VERDICT_TO_PROTO = {
+    Verdict.OK: verdict_pb2.VERIFY_VERDICT_OK,
+    Verdict.TRUNCATED: verdict_pb2.VERIFY_VERDICT_TRUNCATED,
+    Verdict.MALFORMED: verdict_pb2.VERIFY_VERDICT_MALFORMED,
+    Verdict.UNVERIFIABLE: verdict_pb2.VERIFY_VERDICT_UNVERIFIABLE,
+}
+
+
+@dataclass(frozen=True)
+class Undecodable:
+    """A request the protobuf runtime refused; `field` is our best reading of which field was at fault."""
+
+    message_type: str
+    field: str
+    problem: str
+
+
+Request = TypeVar("Request", bound=message.Message)
+Handler = Callable[[Any, grpc.aio.ServicerContext[Any, Any]], Awaitable[Any]]
+
+
+def _lenient_decoder(message_class: type[Request]) -> Callable[[bytes], Request | Undecodable]:
+    def decode(data: bytes) -> Request | Undecodable:
+        try:
+            return message_class.FromString(data)
+        except message.DecodeError as exc:
+            field, problem = _diagnose(message_class.DESCRIPTOR, data)
+            return Undecodable(message_class.DESCRIPTOR.full_name, field, problem or str(exc))
+
+    return decode
+
+
+def _diagnose(descriptor: Descriptor, data: bytes, prefix: str = "") -> tuple[str, str]:
+    """Walk the top-level wire format to name the field that made decoding fail (invalid UTF-8 in a string)."""
+    position = 0
+    try:
+        while position < len(data):
+            tag, position = _varint(data, position)
+            number, wire_type = tag >> 3, tag & 7
+            if wire_type == 0:
+                _, position = _varint(data, position)
+            elif wire_type == 1:
+                position += 8
+            elif wire_type == 5:
+                position += 4
+            elif wire_type == 2:
+                length, position = _varint(data, position)
+                chunk = data[position : position + length]
+                position += length
+                field = descriptor.fields_by_number.get(number)
+                if field is None:
+                    continue
+                path = f"{prefix}{field.name}"
+                if field.type == FieldDescriptor.TYPE_STRING:
+                    try:
+                        chunk.decode("utf-8")
+                    except UnicodeDecodeError as exc:
+                        return path, f"{path} is not valid UTF-8 (byte {exc.start})"
+                elif field.type == FieldDescriptor.TYPE_MESSAGE:
+                    nested_field, problem = _diagnose(field.message_type, chunk, f"{path}.")
+                    if problem:
+                        return nested_field, problem
+            else:
+                return "", ""
+    except IndexError:
+        return "", ""
+    return "", ""
+
+
+def _varint(data: bytes, position: int) -> tuple[int, int]:
+    result = shift = 0
+    while True:
+        byte = data[position]
+        position += 1
+        result |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return result, position
+        shift += 7
+
+
+def to_status(error: VerdictError) -> grpc.Status:
+    """The one mapping from the domain's error tree to a rich gRPC status."""
+    code = getattr(code_pb2, error.code_name)
+    info = error_details_pb2.ErrorInfo(reason=error.reason, domain=ERROR_DOMAIN, metadata=error.metadata)
+    details = [any_pb2.Any()]
+    details[0].Pack(info)
+    if isinstance(error, InvalidArgument):
+        bad_request = error_details_pb2.BadRequest(
+            field_violations=[error_details_pb2.BadRequest.FieldViolation(field=error.field, description=error.message)]
+        )
+        packed = any_pb2.Any()
+        packed.Pack(bad_request)
+        details.append(packed)
+    status = status_pb2.Status(code=code, message=error.message, details=details)
+    return rpc_status.to_status(status)
+
+
+def _translating(handler: Handler) -> Handler:
+    """Turn an Undecodable request or a raised VerdictError into the matching status, and anything else into
+    INTERNAL without leaking internals (the traceback goes to the log)."""
+
+    @functools.wraps(handler)
+    async def translated(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        try:
+            if isinstance(request, Undecodable):
+                raise InvalidArgument(
+                    f"request is not a valid {request.message_type}: {request.problem}",
+                    field=request.field or "request",
+                    reason="UNDECODABLE_REQUEST",
+                )
+            return await handler(request, context)
+        except VerdictError as error:
+            await context.abort_with_status(to_status(error))
+        except grpc.aio.AbortError:
+            raise
+        except Exception:
+            log.exception("internal error in %s", handler.__name__)
+            await context.abort(grpc.StatusCode.INTERNAL, "internal error; the server log has the details")
+
+    return translated
+
+
+def _deadline(context: grpc.aio.ServicerContext[Any, Any]) -> float | None:
+    remaining = context.time_remaining()
+    return None if remaining is None else time.monotonic() + remaining
+
+
+class VerdictServicer:
+    """Implements verdict.v1.VerdictService over the domain's Verifier and Evaluations."""
+
+    def __init__(self, verifier: Verifier, evaluations: Evaluations) -> None:
+        self._verifier = verifier
+        self._evaluations = evaluations
+        self._catalogue = _catalogue_response(evaluations.catalogue())
+
+    @_translating
+    async def VerifyResponse(
+        self, request: verdict_pb2.VerifyResponseRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> verdict_pb2.VerifyResponseResponse:
+        verification = await self._verifier.verify(
+            VerifyInput(
+                text=request.text,
+                finish_reason=request.finish_reason,
+                has_tool_calls=request.has_tool_calls,
+                completion_tokens=request.completion_tokens,
+                request_text=request.request_text,
+                model=request.model,
+            )
+        )
+        return verification_to_proto(verification)
+
+    @_translating
+    async def Evaluate(
+        self, request: verdict_pb2.EvaluateRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> verdict_pb2.EvaluateResponse:
+        result = await self._evaluations.evaluate(evaluation_input(request), deadline=_deadline(context))
+        return evaluation_to_proto(result)
+
+    @_translating
+    async def ListEvaluators(
+        self, request: verdict_pb2.ListEvaluatorsRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> verdict_pb2.ListEvaluatorsResponse:
+        return self._catalogue
+
+
+def method_handlers(servicer: VerdictServicer) -> grpc.GenericRpcHandler:
+    """One handler per RPC in the proto, decoded leniently. A proto RPC the servicer lacks fails here, at startup."""
+    handlers = {}
+    for method in SERVICE_DESCRIPTOR.methods:
+        request_class = _message_class(method.input_type)
+        response_class = _message_class(method.output_type)
+        handlers[method.name] = grpc.unary_unary_rpc_method_handler(
+            getattr(servicer, method.name),
+            request_deserializer=_lenient_decoder(request_class),
+            response_serializer=response_class.SerializeToString,
+        )
+    return grpc.method_handlers_generic_handler(SERVICE_NAME, handlers)
+
+
+def _message_class(descriptor: Descriptor) -> type[message.Message]:
+    return getattr(verdict_pb2, descriptor.name)  # type: ignore[no-any-return]
+
+
+# --- VerifyResponse ------------------------------------------------------------------------------------------------
+
+
+def verification_to_proto(verification: Verification) -> verdict_pb2.VerifyResponseResponse:
+    response = verdict_pb2.VerifyResponseResponse(
+        verdict=VERDICT_TO_PROTO[verification.verdict],
+        failed=verification.failed,
+        detail=verification.detail,
+        checks=[_check_to_proto(check) for check in verification.checks],
+    )
+    opinion = verification.second_opinion
+    if opinion is not None:
+        response.second_opinion.verdict = VERDICT_TO_PROTO[opinion.verdict]
+        response.second_opinion.reason = opinion.reason
+        response.second_opinion.host = opinion.host
+    return response
+
+
+def _check_to_proto(check: BlockCheck) -> verdict_pb2.BlockCheck:
+    return verdict_pb2.BlockCheck(
+        block_index=check.block_index,
+        language=check.language,
+        verdict=VERDICT_TO_PROTO[check.verdict],
+        detail=check.detail,
+        line=check.line,
+        error_line=check.error_line,
+    )
+
+
+# --- Evaluate ------------------------------------------------------------------------------------------------------
+
+
+def evaluation_input(request: verdict_pb2.EvaluateRequest) -> EvaluationInput:
+    return EvaluationInput(
+        config=evaluator_config(request.config),
+        output=request.output,
+        exit_code=request.exit_code,
+        context=plain(json_format.MessageToDict(request.context)) if request.HasField("context") else {},
+        state=request.state,
+        workspace=request.workspace,
+    )
+
+
+def evaluator_config(config: verdict_pb2.EvaluatorConfig) -> dict[str, Any]:
+    """Both forms of EvaluatorConfig as the one plain dict the evaluators validate: a typed member becomes
+    {"type": member, **its set fields}; the `yaml` member is parsed as a little-loops `evaluate:` block."""
+    kind = config.WhichOneof("kind")
+    if kind is None:
+        raise InvalidConfig("config must set one evaluator type or `yaml`", field="config", reason="MISSING_EVALUATOR")
+    if kind == "yaml":
+        block = load_evaluate_block(config.yaml)
+    else:
+        fields = json_format.MessageToDict(getattr(config, kind), preserving_proto_field_name=True)
+        block = {"type": kind, **plain(fields)}
+    if config.HasField("source"):
+        if "source" in block:
+            raise InvalidConfig("source is set both in the yaml block and in EvaluatorConfig", field="config.source")
+        block["source"] = config.source
+    return block
+
+
+def plain(value: Any) -> Any:
+    """Struct numbers are doubles; give integral ones back as ints so `${captured.x.exit_code}` reads "0", not "0.0"."""
+    if isinstance(value, float) and value.is_integer() and math.isfinite(value) and abs(value) < 2**53:
+        return int(value)
+    if isinstance(value, dict):
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [plain(item) for item in value]
+    return value
+
+
+def evaluation_to_proto(result: EvaluationResult) -> verdict_pb2.EvaluateResponse:
+    response = verdict_pb2.EvaluateResponse(verdict=result.verdict, state=result.state)
+    response.details.update(_json_safe(result.details))
+    return response
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(key): _json_safe(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(item) for item in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if value is None or isinstance(value, str | bool | int | float):
+        return value
+    return str(value)
+
+
+# --- ListEvaluators ------------------------------------------------------------------------------------------------
+
+
+def _catalogue_response(specs: tuple[EvaluatorSpec, ...]) -> verdict_pb2.ListEvaluatorsResponse:
+    response = verdict_pb2.ListEvaluatorsResponse()
+    for spec in sorted(specs, key=lambda s: s.type):
+        info = response.evaluators.add(
+            type=spec.type,
+            description=spec.description,
+            verdicts=list(spec.verdicts),
+            open_verdicts=spec.open_verdicts,
+            exit_code_aware=spec.exit_code_aware,
+            uses_judge=spec.uses_judge,
+            stateful=spec.stateful,
+        )
+        for field_spec in spec.fields:
+            entry = info.fields.add(
+                name=field_spec.name,
+                type=field_spec.type,
+                required=field_spec.required,
+                description=field_spec.description,
+            )
+            entry.default_value.CopyFrom(_value(field_spec.default))
+    return response
+
+
+def _value(python_value: Any) -> struct_pb2.Value:
+    value = struct_pb2.Value()
+    json_format.ParseDict(_json_safe(python_value), value)
+    return value

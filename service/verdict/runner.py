@@ -1,0 +1,250 @@
+"""The only door to child processes: `bash -n`, `git diff`, and the judge CLIs all come through here.
+
+Why one door: every child must get the same protections, and a protection written in three places is missing from
+one of them. A `Command` is an argv list (never a shell), an explicit minimal environment, stdin bytes or /dev/null, a
+time limit and an output cap. The runner starts it in a new session (its own process group), so that on timeout, on
+cancellation of the calling RPC, at shutdown, and even after a normal exit, the whole group is killed: CLIs such as
+codex and gemini run a child that outlives a kill of the parent alone. Concurrency per tool is bounded with a queue
+that rejects overflow (`ResourceExhausted`) instead of growing without limit. Counts, durations and timeouts per tool
+are recorded here, once, for every caller.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from verdict.errors import ResourceExhausted
+from verdict.metrics import Metrics
+
+__all__ = ["Command", "CommandNotFound", "Completed", "Runner", "SlotLimit", "minimal_env"]
+
+_READ_CHUNK = 64 * 1024
+
+
+def minimal_env(path: str | None = None, home: str | None = None, **extra: str) -> dict[str, str]:
+    """The environment a child gets: PATH, a UTF-8 locale, HOME if given, and exactly the extras named.
+
+    Nothing else of the server's environment leaks in (no credentials, no BASH_ENV, no GIT_* overrides).
+    """
+    env = {"PATH": path if path is not None else os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
+    if home is not None:
+        env["HOME"] = home
+    env.update(extra)
+    return env
+
+
+@dataclass(frozen=True)
+class Command:
+    """One child process to run. `tool` is the bounded metric label and the concurrency pool it draws from."""
+
+    tool: str
+    argv: tuple[str, ...]
+    timeout: float
+    env: Mapping[str, str] = field(default_factory=minimal_env)
+    stdin: bytes | None = None
+    cwd: str | None = None
+    max_output_bytes: int = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Completed:
+    """What a child did. `returncode` is None when it was killed at its time limit; negative when a signal ended it."""
+
+    returncode: int | None
+    stdout: bytes
+    stderr: bytes
+    duration: float
+    timed_out: bool = False
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False
+
+    @property
+    def signal_name(self) -> str | None:
+        """The name of the signal that ended the child (SIGSEGV, ...), or None."""
+        if self.returncode is None or self.returncode >= 0:
+            return None
+        try:
+            return signal.Signals(-self.returncode).name
+        except ValueError:
+            return f"signal {-self.returncode}"
+
+
+class CommandNotFound(Exception):
+    """Raised when the program to run does not exist or is not executable."""
+
+    def __init__(self, program: str) -> None:
+        super().__init__(f"{program}: command not found")
+        self.program = program
+
+
+class SlotLimit:
+    """At most `slots` holders at once, at most `queue` more waiting; anyone beyond that is refused at once.
+
+    Refusing is the point: a caller told RESOURCE_EXHAUSTED retries elsewhere, a caller left waiting in an unbounded
+    queue times out having cost memory and a connection the whole time.
+    """
+
+    def __init__(self, name: str, slots: int, queue: int) -> None:
+        self.name = name
+        self.slots = slots
+        self.queue = queue
+        self._semaphore = asyncio.Semaphore(slots)
+        self._waiting = 0
+        self._held = 0
+
+    @property
+    def waiting(self) -> int:
+        return self._waiting
+
+    @property
+    def held(self) -> int:
+        return self._held
+
+    @contextlib.asynccontextmanager
+    async def hold(self):  # type: ignore[no-untyped-def]
+        if self._semaphore.locked() and self._waiting >= self.queue:
+            raise ResourceExhausted(
+                f"too many concurrent {self.name} calls: {self.slots} running and {self._waiting} queued",
+                reason="TOO_MANY_CONCURRENT_CALLS",
+                metadata={"pool": self.name, "slots": str(self.slots), "queue": str(self.queue)},
+            )
+        self._waiting += 1
+        try:
+            await self._semaphore.acquire()
+        finally:
+            self._waiting -= 1
+        self._held += 1
+        try:
+            yield
+        finally:
+            self._held -= 1
+            self._semaphore.release()
+
+
+class Runner:
+    """Runs `Command`s. One per server; `shutdown()` kills whatever is still running."""
+
+    def __init__(self, metrics: Metrics, limits: Mapping[str, SlotLimit] | None = None) -> None:
+        self.metrics = metrics
+        self.limits: dict[str, SlotLimit] = dict(limits or {})
+        self._live: set[int] = set()
+
+    @property
+    def live_process_groups(self) -> frozenset[int]:
+        """Process groups started and not yet reaped; empty when nothing is running."""
+        return frozenset(self._live)
+
+    async def run(self, command: Command) -> Completed:
+        """Run one command to completion, its time limit, or the caller's cancellation (which is re-raised)."""
+        limit = self.limits.get(command.tool)
+        if limit is None:
+            return await self._run(command)
+        async with limit.hold():
+            return await self._run(command)
+
+    async def _run(self, command: Command) -> Completed:
+        tool = command.tool
+        started = time.monotonic()
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *command.argv,
+                stdin=asyncio.subprocess.PIPE if command.stdin is not None else asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=dict(command.env),
+                cwd=command.cwd,
+                start_new_session=True,
+            )
+        except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
+            self.metrics.subprocess_runs.labels(tool=tool, outcome="missing").inc()
+            if isinstance(exc, NotADirectoryError) or (command.cwd and not os.path.isdir(command.cwd)):
+                raise
+            raise CommandNotFound(command.argv[0]) from None
+        pgid = process.pid
+        self._live.add(pgid)
+        running = self.metrics.subprocesses_running.labels(tool=tool)
+        running.inc()
+        outcome = "cancelled"
+        try:
+            io = asyncio.gather(
+                _feed(process, command.stdin),
+                _drain(process.stdout, command.max_output_bytes),
+                _drain(process.stderr, command.max_output_bytes),
+            )
+            try:
+                _, (stdout, out_cut), (stderr, err_cut) = await asyncio.wait_for(
+                    _with_wait(io, process), timeout=command.timeout
+                )
+            except TimeoutError:
+                outcome = "timeout"
+                self.metrics.subprocess_timeouts.labels(tool=tool).inc()
+                _kill_group(pgid)
+                await _reap(process)
+                return Completed(None, b"", b"", time.monotonic() - started, timed_out=True)
+            rc = process.returncode
+            assert rc is not None
+            outcome = "ok" if rc == 0 else ("signalled" if rc < 0 else "nonzero")
+            return Completed(rc, stdout, stderr, time.monotonic() - started, False, out_cut, err_cut)
+        finally:
+            _kill_group(pgid)  # a normal exit can leave grandchildren behind; they die with the group
+            if process.returncode is None:
+                await _reap(process)
+            self._live.discard(pgid)
+            running.dec()
+            self.metrics.subprocess_runs.labels(tool=tool, outcome=outcome).inc()
+            self.metrics.subprocess_duration.labels(tool=tool).observe(time.monotonic() - started)
+
+    def shutdown(self) -> None:
+        """Kill every process group still running (the server's last act before exit)."""
+        for pgid in list(self._live):
+            _kill_group(pgid)
+
+
+async def _with_wait(io: asyncio.Future[list[object]], process: asyncio.subprocess.Process) -> list[object]:
+    results = await io
+    await process.wait()
+    return results
+
+
+async def _feed(process: asyncio.subprocess.Process, data: bytes | None) -> None:
+    if data is None or process.stdin is None:
+        return
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        process.stdin.write(data)
+        await process.stdin.drain()
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        process.stdin.close()
+        await process.stdin.wait_closed()
+
+
+async def _drain(stream: asyncio.StreamReader | None, cap: int) -> tuple[bytes, bool]:
+    """Read a pipe to its end, keeping at most `cap` bytes and discarding the rest so the child never blocks."""
+    if stream is None:
+        return b"", False
+    kept = bytearray()
+    truncated = False
+    while chunk := await stream.read(_READ_CHUNK):
+        room = cap - len(kept)
+        if room > 0:
+            kept += chunk[:room]
+        if len(chunk) > room:
+            truncated = True
+    return bytes(kept), truncated
+
+
+def _kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+async def _reap(process: asyncio.subprocess.Process) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        process.kill()
+    with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+        await asyncio.wait_for(asyncio.shield(process.wait()), timeout=5)

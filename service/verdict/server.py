@@ -1,0 +1,204 @@
+"""Build, start and stop the Verdict server: gRPC (aio), health, reflection, /metrics, signals, drain.
+
+`build_server(config)` returns the assembled `App` and the port it bound (tests bind port 0 and read it back), kept
+apart from `serve()` (the process's main loop) as grpc's own examples do.
+
+Lifecycle, and what health reports at each step:
+
+1. built: port bound, nothing served yet; readiness names ("" and verdict.v1.VerdictService) NOT_SERVING,
+   "liveness" SERVING (the process is alive and its event loop answers);
+2. `start()`: accepting calls; readiness SERVING;
+3. `stop(grace)` (SIGTERM/SIGINT): readiness NOT_SERVING at once, so load balancers and kubelet stop sending; no new
+   calls; in-flight calls get `grace` seconds; then every child process still running is killed and pools closed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+import grpc.aio
+import prometheus_client
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1._async import HealthServicer
+from grpc_reflection.v1alpha import reflection
+from prometheus_client import CollectorRegistry
+
+from verdict.config import Config
+from verdict.evaluators import Evaluations
+from verdict.metrics import Metrics
+from verdict.observe import MetricsInterceptor
+from verdict.rpc import SERVICE_DESCRIPTOR, SERVICE_NAME, VerdictServicer, method_handlers
+from verdict.runner import Runner, SlotLimit
+from verdict.verify.verifier import Verifier
+
+__all__ = ["LIVENESS_SERVICE", "READINESS_SERVICES", "App", "build_server", "serve"]
+
+log = logging.getLogger("verdict.server")
+
+READINESS_SERVICES = ("", SERVICE_NAME)
+"""Health names that mean "send me traffic": NOT_SERVING until started and again from the first moment of shutdown."""
+LIVENESS_SERVICE = "liveness"
+"""Health name for the liveness probe: SERVING while the event loop answers. Never tied to dependencies, because a
+restart does not fix a missing judge CLI."""
+
+
+@dataclass
+class App:
+    """A built server and everything it owns."""
+
+    config: Config
+    server: grpc.aio.Server
+    port: int
+    health: HealthServicer
+    metrics: Metrics
+    runner: Runner
+    verifier: Verifier
+    evaluations: Evaluations
+    closers: list[Any] = field(default_factory=list)
+    _stopping: bool = False
+
+    async def start(self) -> None:
+        await self.server.start()
+        for name in READINESS_SERVICES:
+            await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        log.info("serving on port %d", self.port)
+
+    async def stop(self, grace: float | None = None) -> None:
+        """Drain and stop. Idempotent; a second call while draining only waits."""
+        if self._stopping:
+            await self.server.wait_for_termination()
+            return
+        self._stopping = True
+        grace = self.config.grace_period_seconds if grace is None else grace
+        await self.health.enter_graceful_shutdown()
+        log.info("draining: up to %.1fs for in-flight calls", grace)
+        await self.server.stop(grace)
+        self.runner.shutdown()
+        self.verifier.close()
+        for closer in self.closers:
+            result = closer()
+            if asyncio.iscoroutine(result):
+                await result
+        log.info("stopped")
+
+
+def _server_options(config: Config) -> list[tuple[str, Any]]:
+    options: list[tuple[str, Any]] = [
+        ("grpc.max_receive_message_length", config.max_message_bytes),
+        ("grpc.max_send_message_length", config.max_message_bytes),
+        # Clients may ping every 20 s without calls; the gRPC default minimum (5 min) would GOAWAY them.
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.min_ping_interval_without_data_ms", 20_000),
+        ("grpc.so_reuseport", 0),
+    ]
+    if config.max_connection_age_seconds > 0:
+        options += [
+            ("grpc.max_connection_age_ms", int(config.max_connection_age_seconds * 1000)),
+            ("grpc.max_connection_age_grace_ms", int(config.max_connection_age_grace_seconds * 1000)),
+        ]
+    return options
+
+
+def build_components(
+    config: Config, metrics: Metrics, env: Mapping[str, str]
+) -> tuple[Runner, Verifier, Evaluations, list[Any]]:
+    """The domain side of the server: runner, verifier, evaluators and judges, wired together."""
+    runner = Runner(
+        metrics,
+        limits={
+            "bash": SlotLimit("bash", config.max_concurrent_shell_checks, queue=1024),
+            "git": SlotLimit("git", config.max_concurrent_shell_checks, queue=256),
+        },
+    )
+    closers: list[Any] = []
+    judged: Mapping[str, Any] | None = None
+    second_opinion = None
+    try:
+        from verdict.judges import build_judges
+    except ImportError:  # pragma: no cover - the judges package is optional while it is being built
+        build_judges = None  # type: ignore[assignment]
+    if build_judges is not None:
+        judges = build_judges(config, runner, metrics, env)
+        judged = judges.evaluators
+        second_opinion = judges.second_opinion
+        closers.append(judges.aclose)
+    verifier = Verifier(config, runner, metrics, second_opinion=second_opinion)
+    evaluations = Evaluations(config, runner, metrics, judged=judged)
+    return runner, verifier, evaluations, closers
+
+
+async def build_server(
+    config: Config,
+    *,
+    registry: CollectorRegistry | None = None,
+    env: Mapping[str, str] | None = None,
+) -> tuple[App, int]:
+    """Assemble the server and bind its port; call `await app.start()` to begin serving."""
+    metrics = Metrics(
+        registry if registry is not None else CollectorRegistry(), model_labels=config.judge_model_labels
+    )
+    runner, verifier, evaluations, closers = build_components(config, metrics, env if env is not None else os.environ)
+    server = grpc.aio.server(
+        interceptors=[MetricsInterceptor(metrics)],
+        options=_server_options(config),
+        maximum_concurrent_rpcs=config.max_concurrent_rpcs or None,
+    )
+    server.add_generic_rpc_handlers((method_handlers(VerdictServicer(verifier, evaluations)),))
+    health = HealthServicer()
+    for name in READINESS_SERVICES:
+        await health.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
+    await health.set(LIVENESS_SERVICE, health_pb2.HealthCheckResponse.SERVING)
+    health_pb2_grpc.add_HealthServicer_to_server(health, server)
+    served = [SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name]
+    if config.reflection:
+        reflection.enable_server_reflection([*served, reflection.SERVICE_NAME], server)
+    metrics.initialize_rpcs(SERVICE_NAME, [(m.name, "unary") for m in SERVICE_DESCRIPTOR.methods])
+    port = server.add_insecure_port(config.grpc_address)
+    if port == 0:
+        raise OSError(f"cannot bind gRPC address {config.grpc_address}")
+    app = App(config, server, port, health, metrics, runner, verifier, evaluations, closers)
+    return app, port
+
+
+def start_metrics_server(config: Config, registry: CollectorRegistry) -> tuple[Any, int] | None:
+    """Serve /metrics on its own port (never the gRPC port). Returns (http server, bound port), or None if off."""
+    if not config.metrics_address:
+        return None
+    host, _, port = config.metrics_address.rpartition(":")
+    host = host.strip("[]")
+    http_server, _thread = prometheus_client.start_http_server(int(port), addr=host, registry=registry)
+    return http_server, int(http_server.server_port)
+
+
+async def serve(config: Config, *, env: Mapping[str, str] | None = None) -> int:
+    """Run until SIGTERM or SIGINT, then drain. Prints one JSON line when ready; returns the exit status."""
+    import json
+
+    prometheus_client.disable_created_metrics()
+    registry = CollectorRegistry()
+    app, port = await build_server(config, registry=registry, env=env)
+    metrics_server = start_metrics_server(config, registry)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    await app.start()
+    ready = {"event": "serving", "grpc_port": port, "metrics_port": metrics_server[1] if metrics_server else None}
+    sys.stdout.write(json.dumps(ready) + "\n")
+    sys.stdout.flush()
+    await stop.wait()
+    log.info("signal received; shutting down")
+    await app.stop()
+    if metrics_server is not None:
+        with contextlib.suppress(Exception):
+            metrics_server[0].shutdown()
+    return 0
