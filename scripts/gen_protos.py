@@ -57,9 +57,7 @@ def main() -> int:
         fresh = generate(Path(scratch))
         committed = OUT_ROOT / GENERATED_PACKAGE
         stale = [f.name for f in fresh if not (committed / f.name).exists() or not filecmp.cmp(f, committed / f.name)]
-        extra = sorted(
-            {p.name for p in committed.glob("*_pb2*")} - {f.name for f in fresh}
-        )
+        extra = sorted({p.name for p in committed.glob("*_pb2*")} - {f.name for f in fresh})
         shutil.rmtree(scratch, ignore_errors=True)
     if stale or extra:
         print(f"generated stubs are stale: {stale + extra}; run `make protos` and commit", file=sys.stderr)

@@ -93,7 +93,8 @@ class Config:
     )
     git_timeout_seconds: float = _key(30.0, "Time limit for one `git diff --stat` (diff_stall).", minimum=0.1)
     regex_timeout_seconds: float = _key(
-        1.0, "Time limit for one regular-expression search from a request; running out gives verdict `error`.",
+        1.0,
+        "Time limit for one regular-expression search from a request; running out gives verdict `error`.",
         minimum=0.01,
     )
     judge_host: str = _key(
@@ -137,7 +138,8 @@ class Config:
                 _check_address(name, address)
         if self.judge_timeout_seconds > JUDGE_TIMEOUT_CEILING_SECONDS:
             raise ConfigError(
-                "judge_timeout_seconds", f"must be at most {JUDGE_TIMEOUT_CEILING_SECONDS:.0f}, got {self.judge_timeout_seconds}"
+                "judge_timeout_seconds",
+                f"must be at most {JUDGE_TIMEOUT_CEILING_SECONDS:.0f}, got {self.judge_timeout_seconds}",
             )
         if self.workspace_root and not Path(self.workspace_root).is_absolute():
             raise ConfigError("workspace_root", f"must be an absolute path, got {self.workspace_root!r}")

@@ -118,7 +118,9 @@ class Metrics:
             registry=registry,
         )
         self.subprocess_timeouts = Counter(
-            "verdict_subprocess_timeouts_total", "Child processes killed at their time limit.", ("tool",),
+            "verdict_subprocess_timeouts_total",
+            "Child processes killed at their time limit.",
+            ("tool",),
             registry=registry,
         )
         self.subprocesses_running = Gauge(
@@ -131,7 +133,9 @@ class Metrics:
             registry=registry,
         )
         self.evaluations = Counter(
-            "verdict_evaluations_total", "Evaluate verdicts, by evaluator and verdict.", ("evaluator", "verdict"),
+            "verdict_evaluations_total",
+            "Evaluate verdicts, by evaluator and verdict.",
+            ("evaluator", "verdict"),
             registry=registry,
         )
         self.evaluation_duration = Histogram(
@@ -149,22 +153,29 @@ class Metrics:
             registry=registry,
         )
         self.judge_duration = Histogram(
-            "verdict_judge_duration_seconds", "Wall time of judge calls, by host.", ("host",),
-            buckets=LATENCY_BUCKETS, registry=registry,
+            "verdict_judge_duration_seconds",
+            "Wall time of judge calls, by host.",
+            ("host",),
+            buckets=LATENCY_BUCKETS,
+            registry=registry,
         )
         self.judge_cost = Counter(
-            "verdict_judge_cost_usd_total", "Cost the judge reported, in US dollars, by host.", ("host",),
+            "verdict_judge_cost_usd_total",
+            "Cost the judge reported, in US dollars, by host.",
+            ("host",),
             registry=registry,
         )
         self.judge_tokens = Counter(
-            "verdict_judge_tokens_total", "Tokens the judge reported, by host, model and kind (input, output).",
-            ("host", "model", "kind"), registry=registry,
+            "verdict_judge_tokens_total",
+            "Tokens the judge reported, by host, model and kind (input, output).",
+            ("host", "model", "kind"),
+            registry=registry,
         )
-        self.judges_waiting = Gauge(
-            "verdict_judges_waiting", "Judge calls queued for a free slot.", registry=registry
-        )
+        self.judges_waiting = Gauge("verdict_judges_waiting", "Judge calls queued for a free slot.", registry=registry)
         self.build_info = Gauge(
-            "verdict_build_info", "Always 1; the labels say which build is running.", ("version", "python"),
+            "verdict_build_info",
+            "Always 1; the labels say which build is running.",
+            ("version", "python"),
             registry=registry,
         )
         import platform

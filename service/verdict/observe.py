@@ -74,7 +74,7 @@ def _final_code(context: grpc.aio.ServicerContext[Any, Any], error: BaseExceptio
     return next((c for c in grpc.StatusCode if c.value[0] == code), grpc.StatusCode.UNKNOWN)
 
 
-class MetricsInterceptor(grpc.aio.ServerInterceptor):
+class MetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     """Counts started/handled calls and messages, and times them, per service and method."""
 
     def __init__(self, metrics: Metrics) -> None:

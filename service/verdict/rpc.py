@@ -29,8 +29,8 @@ from grpc_status import rpc_status
 from verdict.errors import ERROR_DOMAIN, InvalidArgument, InvalidConfig, VerdictError
 from verdict.evaluators import EvaluationInput, EvaluationResult, Evaluations, EvaluatorSpec, load_evaluate_block
 from verdict.v1 import verdict_pb2
-from verdict.verify.verifier import Verifier
 from verdict.verify.model import BlockCheck, Verdict, Verification, VerifyInput
+from verdict.verify.verifier import Verifier
 
 __all__ = ["SERVICE_NAME", "Undecodable", "VerdictServicer", "method_handlers"]
 

@@ -172,14 +172,9 @@ class Runner:
         running.inc()
         outcome = "cancelled"
         try:
-            io = asyncio.gather(
-                _feed(process, command.stdin),
-                _drain(process.stdout, command.max_output_bytes),
-                _drain(process.stderr, command.max_output_bytes),
-            )
             try:
-                _, (stdout, out_cut), (stderr, err_cut) = await asyncio.wait_for(
-                    _with_wait(io, process), timeout=command.timeout
+                stdout, out_cut, stderr, err_cut = await asyncio.wait_for(
+                    _communicate(process, command.stdin, command.max_output_bytes), timeout=command.timeout
                 )
             except TimeoutError:
                 outcome = "timeout"
@@ -206,10 +201,15 @@ class Runner:
             _kill_group(pgid)
 
 
-async def _with_wait(io: asyncio.Future[list[object]], process: asyncio.subprocess.Process) -> list[object]:
-    results = await io
+async def _communicate(
+    process: asyncio.subprocess.Process, stdin: bytes | None, cap: int
+) -> tuple[bytes, bool, bytes, bool]:
+    """Feed stdin and drain both pipes at once (never one after the other: a full pipe would deadlock), then wait."""
+    _, (stdout, out_cut), (stderr, err_cut) = await asyncio.gather(
+        _feed(process, stdin), _drain(process.stdout, cap), _drain(process.stderr, cap)
+    )
     await process.wait()
-    return results
+    return stdout, out_cut, stderr, err_cut
 
 
 async def _feed(process: asyncio.subprocess.Process, data: bytes | None) -> None:

@@ -67,7 +67,11 @@ class App:
     _stopping: bool = False
 
     async def start(self) -> None:
+        """Accept calls, then report ready."""
         await self.server.start()
+        await self.mark_ready()
+
+    async def mark_ready(self) -> None:
         for name in READINESS_SERVICES:
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
         log.info("serving on port %d", self.port)
@@ -143,9 +147,7 @@ async def build_server(
     env: Mapping[str, str] | None = None,
 ) -> tuple[App, int]:
     """Assemble the server and bind its port; call `await app.start()` to begin serving."""
-    metrics = Metrics(
-        registry if registry is not None else CollectorRegistry(), model_labels=config.judge_model_labels
-    )
+    metrics = Metrics(registry if registry is not None else CollectorRegistry(), model_labels=config.judge_model_labels)
     runner, verifier, evaluations, closers = build_components(config, metrics, env if env is not None else os.environ)
     server = grpc.aio.server(
         interceptors=[MetricsInterceptor(metrics)],

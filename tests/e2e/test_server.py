@@ -1,0 +1,170 @@
+"""The server as a client sees it: health, reflection, status codes, limits, metrics, shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import subprocess
+
+import grpc
+import grpc.aio
+import pytest
+from google.rpc import error_details_pb2
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+from grpc_status import rpc_status
+from prometheus_client import CollectorRegistry
+
+from tests.e2e.conftest import Running, ServerProcess, make_config, serving, start_server_process
+from verdict.server import build_server
+from verdict.v1 import verdict_pb2, verdict_pb2_grpc
+
+SERVICE = "verdict.v1.VerdictService"
+SERVING = health_pb2.HealthCheckResponse.SERVING
+NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
+
+
+async def _health(channel: grpc.aio.Channel, name: str) -> int:
+    stub = health_pb2_grpc.HealthStub(channel)
+    response = await stub.Check(health_pb2.HealthCheckRequest(service=name), timeout=5)
+    return int(response.status)
+
+
+async def test_health_not_serving_until_ready_then_serving() -> None:
+    app, port = await build_server(make_config(), registry=CollectorRegistry())
+    await app.server.start()
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        assert await _health(channel, "") == NOT_SERVING
+        assert await _health(channel, SERVICE) == NOT_SERVING
+        assert await _health(channel, "liveness") == SERVING
+        await app.mark_ready()
+        assert await _health(channel, "") == SERVING
+        assert await _health(channel, SERVICE) == SERVING
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await _health(channel, "no.such.Service")
+        assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+    await app.stop(grace=0)
+
+
+async def test_reflection_lists_the_services(running: Running) -> None:
+    stub = reflection_pb2_grpc.ServerReflectionStub(running.channel)
+
+    async def requests():  # type: ignore[no-untyped-def]
+        yield reflection_pb2.ServerReflectionRequest(list_services="")
+
+    names: list[str] = []
+    async for response in stub.ServerReflectionInfo(requests(), timeout=5):
+        names += [s.name for s in response.list_services_response.service]
+    assert SERVICE in names
+    assert "grpc.health.v1.Health" in names
+
+
+async def test_reflection_can_be_switched_off() -> None:
+    async with serving(make_config(reflection=False)) as running:
+        stub = reflection_pb2_grpc.ServerReflectionStub(running.channel)
+
+        async def requests():  # type: ignore[no-untyped-def]
+            yield reflection_pb2.ServerReflectionRequest(list_services="")
+
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            async for _ in stub.ServerReflectionInfo(requests(), timeout=5):
+                pass
+        assert caught.value.code() == grpc.StatusCode.UNIMPLEMENTED
+
+
+async def test_oversized_request_is_resource_exhausted() -> None:
+    async with serving(make_config(max_message_bytes=64 * 1024)) as running:
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await running.stub.VerifyResponse(verdict_pb2.VerifyResponseRequest(text="x" * 100_000), timeout=10)
+        assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        ok = await running.stub.VerifyResponse(verdict_pb2.VerifyResponseRequest(text="fine"), timeout=10)
+        assert ok.verdict == verdict_pb2.VERIFY_VERDICT_UNVERIFIABLE
+
+
+async def test_invalid_utf8_is_invalid_argument_naming_the_field(running: Running) -> None:
+    raw = running.channel.unary_unary(
+        f"/{SERVICE}/VerifyResponse",
+        request_serializer=lambda data: data,
+        response_deserializer=verdict_pb2.VerifyResponseResponse.FromString,
+    )
+    text_field_with_bad_utf8 = b"\x0a\x04ok\xff\xfe"
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await raw(text_field_with_bad_utf8, timeout=5)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    status = rpc_status.from_call(caught.value)
+    assert status is not None
+    info = error_details_pb2.ErrorInfo()
+    bad_request = error_details_pb2.BadRequest()
+    assert status.details[0].Unpack(info)
+    assert info.reason == "UNDECODABLE_REQUEST"
+    assert info.domain == "verdict.v1"
+    assert info.metadata["field"] == "text"
+    assert status.details[1].Unpack(bad_request)
+    assert bad_request.field_violations[0].field == "text"
+    assert "UTF-8" in caught.value.details()
+
+
+async def test_grpc_metrics_count_calls_by_code(running: Running) -> None:
+    await running.stub.VerifyResponse(verdict_pb2.VerifyResponseRequest(text="```json\n{}\n```"), timeout=10)
+    raw = running.channel.unary_unary(
+        f"/{SERVICE}/VerifyResponse", request_serializer=lambda d: d, response_deserializer=lambda d: d
+    )
+    with pytest.raises(grpc.aio.AioRpcError):
+        await raw(b"\x0a\x01\xff", timeout=5)
+    labels = {"grpc_type": "unary", "grpc_service": SERVICE, "grpc_method": "VerifyResponse"}
+    sample = running.registry.get_sample_value
+    assert sample("grpc_server_started_total", labels) == 2
+    assert sample("grpc_server_handled_total", {**labels, "grpc_code": "OK"}) == 1
+    assert sample("grpc_server_handled_total", {**labels, "grpc_code": "InvalidArgument"}) == 1
+    assert sample("grpc_server_handling_seconds_count", labels) == 2
+    assert sample("grpc_server_msg_sent_total", labels) == 1
+    assert sample("verdict_verifications_total", {"verdict": "ok"}) == 1
+    evaluate = {**labels, "grpc_method": "Evaluate"}
+    assert sample("grpc_server_handled_total", {**evaluate, "grpc_code": "Unavailable"}) == 0
+
+
+def _big_python(megabytes: float) -> str:
+    line = "value = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n"
+    return "```python\n" + line * int(megabytes * 1024 * 1024 / len(line)) + "```\n"
+
+
+def test_sigterm_drains_in_flight_calls_and_exits_zero(server_process: ServerProcess) -> None:
+    """Calls in flight when SIGTERM arrives all complete; new calls are refused; the process exits 0."""
+
+    async def scenario() -> list[verdict_pb2.VerifyResponseResponse]:
+        async with grpc.aio.insecure_channel(server_process.target) as channel:
+            stub = verdict_pb2_grpc.VerdictServiceStub(channel)
+            health = health_pb2_grpc.HealthStub(channel)
+            watch = health.Watch(health_pb2.HealthCheckRequest(service=""))
+            assert (await watch.read()).status == SERVING
+            # Large parses run in the parse pool and take a second or more each: real work in flight.
+            calls = [
+                asyncio.ensure_future(
+                    stub.VerifyResponse(verdict_pb2.VerifyResponseRequest(text=_big_python(1.5)), timeout=60)
+                )
+                for _ in range(3)
+            ]
+            await asyncio.sleep(0.5)
+            server_process.process.send_signal(signal.SIGTERM)
+            assert (await asyncio.wait_for(watch.read(), timeout=10)).status == NOT_SERVING
+            watch.cancel()
+            return list(await asyncio.gather(*calls))
+
+    results = asyncio.run(scenario())
+    assert [r.verdict for r in results] == [verdict_pb2.VERIFY_VERDICT_OK] * 3
+    assert server_process.process.wait(timeout=30) == 0
+
+
+def test_invalid_configuration_fails_fast_naming_the_key() -> None:
+    with pytest.raises(AssertionError, match="max_message_bytes"):
+        start_server_process("--max-message-bytes", "ten", ready_timeout=20)
+
+
+def test_sigint_also_stops_cleanly() -> None:
+    server = start_server_process()
+    server.process.send_signal(signal.SIGINT)
+    try:
+        assert server.process.wait(timeout=30) == 0
+    except subprocess.TimeoutExpired:
+        server.process.kill()
+        raise

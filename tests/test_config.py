@@ -1,0 +1,88 @@
+"""Configuration: precedence file < env < flags, typed coercion, and errors that name the key."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from verdict.config import Config, config_keys, load_config
+from verdict.errors import ConfigError
+
+
+def test_defaults_are_the_documented_ones() -> None:
+    config = load_config()
+    assert config.grpc_address == "[::]:50051"
+    assert config.metrics_address == "[::]:9464"
+    assert config.max_message_bytes == 4 * 1024 * 1024
+    assert config.shell_check_timeout_seconds == 5.0
+
+
+def test_every_key_has_a_docstring() -> None:
+    docs = Config().describe()
+    assert set(docs) == set(config_keys())
+    assert all(len(doc) > 10 for doc in docs.values())
+
+
+def test_config_is_frozen() -> None:
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Config().grpc_address = "x"  # type: ignore[misc]
+
+
+def test_flag_beats_env_beats_file(tmp_path: Path) -> None:
+    file = tmp_path / "verdict.yaml"
+    file.write_text("max_message_bytes: 2048\nshell_check_timeout_seconds: 1.5\nreflection: false\n")
+    env = {"VERDICT_MAX_MESSAGE_BYTES": "4096", "UNRELATED": "x"}
+    config = load_config(file, env=env, flags={"max_message_bytes": "8192", "grpc_address": None})
+    assert config.max_message_bytes == 8192
+    assert config.shell_check_timeout_seconds == 1.5
+    assert config.reflection is False
+    assert load_config(file, env=env).max_message_bytes == 4096
+
+
+def test_list_values_from_env_and_file(tmp_path: Path) -> None:
+    assert load_config(env={"VERDICT_JUDGE_MODEL_LABELS": "sonnet, haiku"}).judge_model_labels == ("sonnet", "haiku")
+    file = tmp_path / "c.yaml"
+    file.write_text("judge_model_labels: [opus]\n")
+    assert load_config(file).judge_model_labels == ("opus",)
+
+
+@pytest.mark.parametrize(
+    ("source", "key", "fragment"),
+    [
+        ({"VERDICT_MAX_MESAGE_BYTES": "1"}, "max_mesage_bytes", "did you mean 'max_message_bytes'"),
+        ({"VERDICT_MAX_MESSAGE_BYTES": "lots"}, "max_message_bytes", "must be an integer"),
+        ({"VERDICT_MAX_MESSAGE_BYTES": "10"}, "max_message_bytes", "at least 1024"),
+        ({"VERDICT_REFLECTION": "maybe"}, "reflection", "boolean"),
+        ({"VERDICT_GRPC_ADDRESS": "50051"}, "grpc_address", "host:port"),
+        ({"VERDICT_LOG_LEVEL": "LOUD"}, "log_level", "one of"),
+        ({"VERDICT_JUDGE_TIMEOUT_SECONDS": "3600"}, "judge_timeout_seconds", "at most 1800"),
+        ({"VERDICT_WORKSPACE_ROOT": "relative/dir"}, "workspace_root", "absolute"),
+    ],
+)
+def test_bad_values_name_the_key(source: dict[str, str], key: str, fragment: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_config(env=source)
+    assert caught.value.key == key
+    assert fragment in str(caught.value)
+
+
+def test_unknown_key_in_file_is_rejected(tmp_path: Path) -> None:
+    file = tmp_path / "c.yaml"
+    file.write_text("grpc_adress: '[::]:1'\n")
+    with pytest.raises(ConfigError, match=r"grpc_adress: unknown key .*did you mean 'grpc_address'"):
+        load_config(file)
+
+
+def test_file_must_be_a_mapping(tmp_path: Path) -> None:
+    file = tmp_path / "c.yaml"
+    file.write_text("- a\n- b\n")
+    with pytest.raises(ConfigError, match="mapping"):
+        load_config(file)
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_config(tmp_path / "missing.yaml")
+
+
+def test_empty_metrics_address_disables_metrics() -> None:
+    assert load_config(flags={"metrics_address": ""}).metrics_address == ""

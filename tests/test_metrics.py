@@ -1,0 +1,46 @@
+"""Metric names, the grpc_code spelling, label folding and pre-initialised series."""
+
+from __future__ import annotations
+
+import grpc
+from prometheus_client import CollectorRegistry
+
+from verdict.metrics import GRPC_CODE_LABELS, LabelFolder, Metrics, grpc_code_label
+
+
+def test_grpc_code_uses_go_spelling() -> None:
+    assert grpc_code_label(grpc.StatusCode.OK) == "OK"
+    assert grpc_code_label(grpc.StatusCode.INVALID_ARGUMENT) == "InvalidArgument"
+    assert grpc_code_label(grpc.StatusCode.CANCELLED) == "Canceled"
+    assert grpc_code_label(grpc.StatusCode.DEADLINE_EXCEEDED) == "DeadlineExceeded"
+    assert len(set(GRPC_CODE_LABELS)) == 17
+
+
+def test_label_folder_caps_distinct_values_per_scope() -> None:
+    folder = LabelFolder(cap=2)
+    assert [folder.fold(v, "classify") for v in ("A", "B", "C", "A")] == ["A", "B", "other", "A"]
+    assert folder.fold("C", "other_scope") == "C"
+
+
+def test_label_folder_allow_list() -> None:
+    folder = LabelFolder(allowed=["sonnet"])
+    assert folder.fold("sonnet") == "sonnet"
+    assert folder.fold("my-finetune-123") == "other"
+
+
+def test_initialize_rpcs_creates_zero_series() -> None:
+    registry = CollectorRegistry()
+    metrics = Metrics(registry)
+    metrics.initialize_rpcs("verdict.v1.VerdictService", [("VerifyResponse", "unary")])
+    labels = {"grpc_type": "unary", "grpc_service": "verdict.v1.VerdictService", "grpc_method": "VerifyResponse"}
+    assert registry.get_sample_value("grpc_server_started_total", labels) == 0
+    assert registry.get_sample_value("grpc_server_handled_total", {**labels, "grpc_code": "Unavailable"}) == 0
+
+
+def test_build_info_is_one() -> None:
+    registry = CollectorRegistry()
+    Metrics(registry)
+    samples = [s for m in registry.collect() if m.name == "verdict_build_info" for s in m.samples]
+    assert len(samples) == 1
+    assert samples[0].value == 1
+    assert samples[0].labels["version"]

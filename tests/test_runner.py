@@ -1,0 +1,153 @@
+"""The runner against real processes: output caps, timeouts, cancellation, group kill, queue overflow, metrics."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from verdict.errors import ResourceExhausted
+from verdict.metrics import Metrics
+from verdict.runner import Command, CommandNotFound, Runner, SlotLimit, minimal_env
+
+
+@pytest.fixture
+def registry() -> CollectorRegistry:
+    return CollectorRegistry()
+
+
+@pytest.fixture
+def runner(registry: CollectorRegistry) -> Runner:
+    return Runner(Metrics(registry))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is dead for our purposes.
+    status = Path(f"/proc/{pid}/status")
+    return status.exists() and "State:\tZ" not in status.read_text()
+
+
+async def _wait_dead(pid: int) -> bool:
+    for _ in range(100):
+        if not _alive(pid):
+            return True
+        await asyncio.sleep(0.05)
+    return False
+
+
+async def test_runs_argv_with_stdin_and_minimal_env(runner: Runner, registry: CollectorRegistry) -> None:
+    script = "import os,sys; data=sys.stdin.read(); print(data.upper()); print(sorted(os.environ))"
+    done = await runner.run(
+        Command(tool="py", argv=(sys.executable, "-c", script), timeout=10, stdin=b"hello", env=minimal_env(X="1"))
+    )
+    assert done.returncode == 0
+    lines = done.stdout.decode().splitlines()
+    assert lines[0] == "HELLO"
+    assert set(eval(lines[1])) <= {"PATH", "LANG", "X", "LC_CTYPE"}  # noqa: S307 - our own repr of a list
+    assert registry.get_sample_value("verdict_subprocess_runs_total", {"tool": "py", "outcome": "ok"}) == 1
+
+
+async def test_server_secrets_do_not_leak(runner: Runner) -> None:
+    os.environ["VERDICT_TEST_SECRET"] = "s3cret"
+    try:
+        done = await runner.run(Command(tool="sh", argv=("env",), timeout=10))
+    finally:
+        del os.environ["VERDICT_TEST_SECRET"]
+    assert b"s3cret" not in done.stdout
+
+
+async def test_output_is_capped_and_the_child_is_not_blocked(runner: Runner) -> None:
+    script = "import sys; sys.stdout.write('x' * 5_000_000); sys.stderr.write('e' * 10)"
+    done = await runner.run(Command(tool="py", argv=(sys.executable, "-c", script), timeout=30, max_output_bytes=1000))
+    assert done.returncode == 0
+    assert len(done.stdout) == 1000
+    assert done.stdout_truncated
+    assert done.stderr == b"e" * 10
+    assert not done.stderr_truncated
+
+
+async def test_timeout_kills_the_whole_group(runner: Runner, registry: CollectorRegistry, tmp_path: Path) -> None:
+    pidfile = tmp_path / "grandchild.pid"
+    # The child starts a grandchild that ignores SIGTERM and would outlive a kill of the child alone.
+    script = (
+        "import subprocess,sys,time;"
+        "p=subprocess.Popen([sys.executable,'-c','import signal,time;signal.signal(signal.SIGTERM,signal.SIG_IGN);"
+        "time.sleep(600)']);"
+        f"open({str(pidfile)!r},'w').write(str(p.pid));time.sleep(600)"
+    )
+    done = await runner.run(Command(tool="hang", argv=(sys.executable, "-c", script), timeout=1.5))
+    assert done.timed_out
+    assert done.returncode is None
+    assert await _wait_dead(int(pidfile.read_text()))
+    assert registry.get_sample_value("verdict_subprocess_timeouts_total", {"tool": "hang"}) == 1
+    assert runner.live_process_groups == frozenset()
+
+
+async def test_cancellation_kills_the_group(runner: Runner, tmp_path: Path) -> None:
+    pidfile = tmp_path / "child.pid"
+    script = f"import os,time; open({str(pidfile)!r},'w').write(str(os.getpid())); time.sleep(600)"
+    task = asyncio.create_task(runner.run(Command(tool="hang", argv=(sys.executable, "-c", script), timeout=600)))
+    for _ in range(100):
+        if pidfile.exists() and pidfile.read_text():
+            break
+        await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await _wait_dead(int(pidfile.read_text()))
+    assert runner.live_process_groups == frozenset()
+
+
+async def test_grandchildren_die_even_after_a_normal_exit(runner: Runner, tmp_path: Path) -> None:
+    pidfile = tmp_path / "orphan.pid"
+    script = (
+        "import subprocess,sys;"
+        "p=subprocess.Popen([sys.executable,'-c','import time;time.sleep(600)'],"
+        "stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL);"
+        f"open({str(pidfile)!r},'w').write(str(p.pid))"
+    )
+    done = await runner.run(Command(tool="py", argv=(sys.executable, "-c", script), timeout=10))
+    assert done.returncode == 0
+    assert await _wait_dead(int(pidfile.read_text()))
+
+
+async def test_missing_program(runner: Runner, registry: CollectorRegistry) -> None:
+    with pytest.raises(CommandNotFound):
+        await runner.run(Command(tool="x", argv=("/nonexistent/verdict-no-such-cli",), timeout=5))
+    assert registry.get_sample_value("verdict_subprocess_runs_total", {"tool": "x", "outcome": "missing"}) == 1
+
+
+async def test_signal_is_reported(runner: Runner) -> None:
+    done = await runner.run(
+        Command(
+            tool="py", argv=(sys.executable, "-c", "import os,signal; os.kill(os.getpid(), signal.SIGSEGV)"), timeout=10
+        )
+    )
+    assert done.returncode is not None
+    assert done.returncode < 0
+    assert done.signal_name == "SIGSEGV"
+
+
+async def test_slot_limit_rejects_overflow(registry: CollectorRegistry) -> None:
+    limit = SlotLimit("judge", slots=1, queue=1)
+    runner = Runner(Metrics(registry), limits={"judge": limit})
+    sleeper = Command(tool="judge", argv=(sys.executable, "-c", "import time; time.sleep(1)"), timeout=10)
+    first = asyncio.create_task(runner.run(sleeper))
+    await asyncio.sleep(0.2)
+    second = asyncio.create_task(runner.run(sleeper))
+    await asyncio.sleep(0.1)
+    assert limit.held == 1
+    assert limit.waiting == 1
+    with pytest.raises(ResourceExhausted) as caught:
+        await runner.run(sleeper)
+    assert caught.value.metadata["pool"] == "judge"
+    assert (await first).returncode == 0
+    assert (await second).returncode == 0
