@@ -86,3 +86,9 @@ def test_file_must_be_a_mapping(tmp_path: Path) -> None:
 
 def test_empty_metrics_address_disables_metrics() -> None:
     assert load_config(flags={"metrics_address": ""}).metrics_address == ""
+
+
+def test_every_key_is_documented_in_docs() -> None:
+    text = (Path(__file__).resolve().parent.parent / "docs" / "configuration.md").read_text()
+    missing = [key for key in config_keys() if f"`{key}`" not in text]
+    assert missing == []
