@@ -57,7 +57,7 @@ class Undecodable:
 
 
 Request = TypeVar("Request", bound=message.Message)
-Handler = Callable[[Any, grpc.aio.ServicerContext[Any, Any]], Awaitable[Any]]
+Handler = Callable[[Any, Any, grpc.aio.ServicerContext[Any, Any]], Awaitable[Any]]
 
 
 def _lenient_decoder(message_class: type[Request]) -> Callable[[bytes], Request | Undecodable]:
@@ -141,7 +141,7 @@ def _translating(handler: Handler) -> Handler:
     INTERNAL without leaking internals (the traceback goes to the log)."""
 
     @functools.wraps(handler)
-    async def translated(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+    async def translated(self: Any, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         try:
             if isinstance(request, Undecodable):
                 raise InvalidArgument(
@@ -149,7 +149,7 @@ def _translating(handler: Handler) -> Handler:
                     field=request.field or "request",
                     reason="UNDECODABLE_REQUEST",
                 )
-            return await handler(request, context)
+            return await handler(self, request, context)
         except VerdictError as error:
             await context.abort_with_status(to_status(error))
         except grpc.aio.AbortError:

@@ -15,7 +15,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from grpc_status import rpc_status
 from prometheus_client import CollectorRegistry
 
-from tests.e2e.conftest import Running, ServerProcess, make_config, serving, start_server_process
+from tests.support import Running, make_config, serving, start_server_process
 from verdict.server import build_server
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
 
@@ -128,8 +128,9 @@ def _big_python(megabytes: float) -> str:
     return "```python\n" + line * int(megabytes * 1024 * 1024 / len(line)) + "```\n"
 
 
-def test_sigterm_drains_in_flight_calls_and_exits_zero(server_process: ServerProcess) -> None:
-    """Calls in flight when SIGTERM arrives all complete; new calls are refused; the process exits 0."""
+def test_sigterm_drains_in_flight_calls_and_exits_zero() -> None:
+    """Calls in flight when SIGTERM arrives all complete; readiness flips at once; the process exits 0."""
+    server_process = start_server_process("--parse-workers", "1")
 
     async def scenario() -> list[verdict_pb2.VerifyResponseResponse]:
         async with grpc.aio.insecure_channel(server_process.target) as channel:
@@ -140,19 +141,24 @@ def test_sigterm_drains_in_flight_calls_and_exits_zero(server_process: ServerPro
             # Large parses run in the parse pool and take a second or more each: real work in flight.
             calls = [
                 asyncio.ensure_future(
-                    stub.VerifyResponse(verdict_pb2.VerifyResponseRequest(text=_big_python(1.5)), timeout=60)
+                    stub.VerifyResponse(verdict_pb2.VerifyResponseRequest(text=_big_python(0.3) * 2), timeout=60)
                 )
                 for _ in range(3)
             ]
-            await asyncio.sleep(0.5)
+            await asyncio.sleep(0.3)
+            assert not all(call.done() for call in calls), "the calls must still be in flight at SIGTERM"
             server_process.process.send_signal(signal.SIGTERM)
             assert (await asyncio.wait_for(watch.read(), timeout=10)).status == NOT_SERVING
             watch.cancel()
             return list(await asyncio.gather(*calls))
 
-    results = asyncio.run(scenario())
-    assert [r.verdict for r in results] == [verdict_pb2.VERIFY_VERDICT_OK] * 3
-    assert server_process.process.wait(timeout=30) == 0
+    try:
+        results = asyncio.run(scenario())
+        assert [r.verdict for r in results] == [verdict_pb2.VERIFY_VERDICT_OK] * 3
+        assert server_process.process.wait(timeout=30) == 0
+    finally:
+        if server_process.process.poll() is None:
+            server_process.process.kill()
 
 
 def test_invalid_configuration_fails_fast_naming_the_key() -> None:

@@ -1,4 +1,4 @@
-"""A real server on port 0 and a real channel to it, in-process or as a child process."""
+"""A real server on port 0 and a real channel to it, in-process or as a child process (fixtures in conftest.py)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,10 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 
 import grpc
 import grpc.aio
-import pytest
 from prometheus_client import CollectorRegistry
 
 from verdict.config import Config
@@ -34,12 +32,6 @@ def make_config(**overrides: object) -> Config:
     values: dict[str, object] = {"grpc_address": "127.0.0.1:0", "metrics_address": ""}
     values.update(overrides)
     return Config(**values)  # type: ignore[arg-type]
-
-
-@pytest.fixture
-async def running() -> AsyncIterator[Running]:
-    async with serving(make_config()) as result:
-        yield result
 
 
 class serving:
@@ -103,10 +95,7 @@ def start_server_process(*flags: str, env: dict[str, str] | None = None, ready_t
     raise AssertionError(f"server did not become ready: {process.stderr.read() if process.stderr else ''}")
 
 
-@pytest.fixture
-def server_process() -> Iterator[ServerProcess]:
-    server = start_server_process()
-    yield server
+def stop_server_process(server: ServerProcess) -> None:
     if server.process.poll() is None:
         server.process.send_signal(signal.SIGTERM)
         try:
