@@ -1,0 +1,99 @@
+"""Request building and deadline choice, shared by the sync and the asyncio client so the two cannot drift."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeAlias
+
+import grpc
+
+from verdict.v1 import verdict_pb2
+from verdict_client.config import ClientConfig
+
+EvaluatorConfigLike: TypeAlias = verdict_pb2.EvaluatorConfig | Mapping[str, Any] | str
+"""An evaluator configuration: the typed proto, a little-loops `evaluate:` block as a mapping (sent as JSON in
+`EvaluatorConfig.yaml`), or such a block as YAML/JSON text."""
+
+Metadata: TypeAlias = Sequence[tuple[str, str | bytes]]
+
+JUDGE_TYPES = frozenset({"llm_structured", "comparator", "contract"})
+"""Evaluator types that ask an LLM judge: they get the longer default deadline."""
+
+
+def evaluator_config(config: EvaluatorConfigLike) -> verdict_pb2.EvaluatorConfig:
+    if isinstance(config, verdict_pb2.EvaluatorConfig):
+        return config
+    if isinstance(config, str):
+        return verdict_pb2.EvaluatorConfig(yaml=config)
+    if isinstance(config, Mapping):
+        return verdict_pb2.EvaluatorConfig(yaml=json.dumps(dict(config)))
+    raise TypeError(f"config must be an EvaluatorConfig, a mapping or YAML text, not {type(config).__name__}")
+
+
+def uses_judge(config: verdict_pb2.EvaluatorConfig) -> bool:
+    """Whether the evaluation may wait for a judge. Raw YAML is not parsed here, so it counts as judge-backed."""
+    kind = config.WhichOneof("kind")
+    if kind == "yaml":
+        try:
+            block = json.loads(config.yaml)
+        except ValueError:
+            return True
+        return not isinstance(block, dict) or block.get("type") in JUDGE_TYPES
+    return kind in JUDGE_TYPES
+
+
+def verify_request(
+    text: str,
+    *,
+    finish_reason: str,
+    has_tool_calls: bool,
+    completion_tokens: int,
+    request_text: str,
+    model: str,
+) -> verdict_pb2.VerifyResponseRequest:
+    return verdict_pb2.VerifyResponseRequest(
+        text=text,
+        finish_reason=finish_reason,
+        has_tool_calls=has_tool_calls,
+        completion_tokens=completion_tokens,
+        request_text=request_text,
+        model=model,
+    )
+
+
+def evaluate_request(
+    config: verdict_pb2.EvaluatorConfig,
+    output: str,
+    *,
+    exit_code: int,
+    context: Mapping[str, Any] | None,
+    state: bytes,
+    workspace: str,
+) -> verdict_pb2.EvaluateRequest:
+    request = verdict_pb2.EvaluateRequest(
+        config=config, output=output, exit_code=exit_code, state=state, workspace=workspace
+    )
+    if context:
+        request.context.update(dict(context))
+    return request
+
+
+def deadline(client_config: ClientConfig, timeout: float | None, *, judged: bool = False) -> float:
+    if timeout is not None:
+        if timeout <= 0:
+            raise ValueError(f"timeout must be positive, got {timeout}")
+        return timeout
+    return client_config.judge_timeout_seconds if judged else client_config.timeout_seconds
+
+
+def credentials(client_config: ClientConfig) -> Any:
+    """Channel credentials for a TLS config, or None for plaintext."""
+    tls = client_config.tls
+    if tls is None:
+        return None
+    return grpc.ssl_channel_credentials(
+        root_certificates=tls.root_certificates,
+        private_key=tls.private_key,
+        certificate_chain=tls.certificate_chain,
+    )

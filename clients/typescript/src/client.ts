@@ -1,0 +1,173 @@
+/**
+ * VerdictClient: one promise-returning method per RPC of verdict.v1.VerdictService.
+ */
+import * as grpc from "@grpc/grpc-js";
+import { channelCredentials, channelOptions, type ClientOptions, DEFAULTS } from "./config";
+import { contract } from "./contract";
+import { VerdictRpcError } from "./errors";
+import type { EvaluateRequest } from "./generated/verdict/v1/EvaluateRequest";
+import type { EvaluateResponse__Output } from "./generated/verdict/v1/EvaluateResponse";
+import type { EvaluatorConfig } from "./generated/verdict/v1/EvaluatorConfig";
+import type { ListEvaluatorsResponse__Output } from "./generated/verdict/v1/ListEvaluatorsResponse";
+import type { VerdictServiceClient } from "./generated/verdict/v1/VerdictService";
+import type { VerifyResponseRequest } from "./generated/verdict/v1/VerifyResponseRequest";
+import type { VerifyResponseResponse__Output } from "./generated/verdict/v1/VerifyResponseResponse";
+import { fromStruct, type JsonObject, type JsonValue, toStruct } from "./struct";
+
+/** Evaluator types that ask an LLM judge: they get the longer default deadline. */
+export const JUDGE_TYPES: ReadonlySet<string> = new Set(["llm_structured", "comparator", "contract"]);
+
+/** A little-loops `evaluate:` block as an object: `{type: "action_stall", max_repeat: 2}`. */
+export type EvaluateBlock = { type: string; [key: string]: JsonValue };
+
+/**
+ * An evaluator configuration: the typed proto (`{actionStall: {maxRepeat: 2}}`), an evaluate block object (sent as
+ * JSON in `EvaluatorConfig.yaml`), or such a block as YAML/JSON text.
+ */
+export type EvaluatorConfigLike = EvaluatorConfig | EvaluateBlock | string;
+
+export interface CallOptions {
+  /** This call's deadline, from now; the client's default when omitted. */
+  timeoutMs?: number;
+  /** Request metadata (e.g. a request id). */
+  metadata?: grpc.Metadata | Record<string, string>;
+  /** Cancels the call (status CANCELLED). */
+  signal?: AbortSignal;
+}
+
+export interface EvaluateInput {
+  config: EvaluatorConfigLike;
+  /** The action's stdout (or, for score_stall and open_question_stall, the step's score). */
+  output?: string;
+  /** The action's exit code; 124 means it timed out. */
+  exitCode?: number;
+  /** Interpolation namespaces for ${...} references: context, captured, prev, result, state, loop, env. */
+  context?: JsonObject;
+  /** The `state` of this evaluator's previous Evaluation; omit on the first call. */
+  state?: Uint8Array;
+  /** A directory under the server's workspace_root, for evaluators that read files. */
+  workspace?: string;
+}
+
+/** The routing verdict of one loop step. Send `state` back with the next call of the same evaluator. */
+export interface Evaluation {
+  verdict: string;
+  details: JsonObject;
+  state: Buffer;
+  raw: EvaluateResponse__Output;
+}
+
+export type VerifyInput = VerifyResponseRequest & { text: string };
+
+export class VerdictClient {
+  readonly target: string;
+  private readonly stub: VerdictServiceClient;
+  private readonly timeoutMs: number;
+  private readonly judgeTimeoutMs: number;
+
+  /**
+   * `target` is any gRPC target: `host:port`, or `dns:///verdict-headless.ns.svc.cluster.local:50051` to spread
+   * calls over every pod of a headless Service.
+   */
+  constructor(target: string, options: ClientOptions = {}) {
+    this.target = target;
+    this.timeoutMs = options.timeoutMs ?? DEFAULTS.timeoutMs;
+    this.judgeTimeoutMs = options.judgeTimeoutMs ?? DEFAULTS.judgeTimeoutMs;
+    if (!(this.timeoutMs > 0 && this.judgeTimeoutMs > 0)) throw new RangeError("deadlines must be positive");
+    const Service = contract().verdict.v1.VerdictService;
+    this.stub = new Service(target, channelCredentials(options.tls), channelOptions(options));
+  }
+
+  /** Structurally verify one completion (VerifyResponse). */
+  verifyResponse(request: VerifyInput, options: CallOptions = {}): Promise<VerifyResponseResponse__Output> {
+    return this.unary((req, meta, opts, done) => this.stub.verifyResponse(req, meta, opts, done), request, options, false);
+  }
+
+  /** Run one evaluator over one loop step's output (Evaluate). */
+  async evaluate(input: EvaluateInput, options: CallOptions = {}): Promise<Evaluation> {
+    const config = evaluatorConfig(input.config);
+    const request: EvaluateRequest = {
+      config,
+      output: input.output ?? "",
+      exitCode: input.exitCode ?? 0,
+      state: input.state === undefined ? Buffer.alloc(0) : Buffer.from(input.state),
+      workspace: input.workspace ?? "",
+    };
+    if (input.context !== undefined) request.context = toStruct(input.context);
+    const raw = await this.unary<EvaluateRequest, EvaluateResponse__Output>(
+      (req, meta, opts, done) => this.stub.evaluate(req, meta, opts, done),
+      request,
+      options,
+      usesJudge(config),
+    );
+    return { verdict: raw.verdict, details: fromStruct(raw.details), state: raw.state, raw };
+  }
+
+  /** The server's evaluator catalogue (ListEvaluators), sorted by type. */
+  listEvaluators(options: CallOptions = {}): Promise<ListEvaluatorsResponse__Output> {
+    return this.unary((req, meta, opts, done) => this.stub.listEvaluators(req, meta, opts, done), {}, options, false);
+  }
+
+  /** Close the channel; calls in flight fail. */
+  close(): void {
+    this.stub.close();
+  }
+
+  private unary<Request, Response>(
+    method: (
+      request: Request,
+      metadata: grpc.Metadata,
+      options: grpc.CallOptions,
+      done: grpc.requestCallback<Response>,
+    ) => grpc.ClientUnaryCall,
+    request: Request,
+    options: CallOptions,
+    judged: boolean,
+  ): Promise<Response> {
+    const timeoutMs = options.timeoutMs ?? (judged ? this.judgeTimeoutMs : this.timeoutMs);
+    if (!(timeoutMs > 0)) return Promise.reject(new RangeError(`timeoutMs must be positive, got ${timeoutMs}`));
+    return new Promise((resolve, reject) => {
+      const call = method(request, toMetadata(options.metadata), { deadline: Date.now() + timeoutMs }, (error, response) => {
+        options.signal?.removeEventListener("abort", cancel);
+        if (error) reject(VerdictRpcError.fromServiceError(error));
+        else if (response === undefined) reject(new VerdictRpcError(grpc.status.INTERNAL, "empty response"));
+        else resolve(response);
+      });
+      const cancel = () => call.cancel();
+      if (options.signal?.aborted) cancel();
+      else options.signal?.addEventListener("abort", cancel, { once: true });
+    });
+  }
+}
+
+export function evaluatorConfig(config: EvaluatorConfigLike): EvaluatorConfig {
+  if (typeof config === "string") return { yaml: config };
+  if (typeof config === "object" && config !== null && typeof (config as EvaluateBlock).type === "string") {
+    return { yaml: JSON.stringify(config) };
+  }
+  return config as EvaluatorConfig;
+}
+
+function snake(name: string): string {
+  return name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+}
+
+/** Whether the evaluation may wait for a judge. YAML text is not parsed here, so it counts as judge-backed. */
+export function usesJudge(config: EvaluatorConfig): boolean {
+  if (config.yaml !== undefined) {
+    try {
+      const block: unknown = JSON.parse(config.yaml);
+      return typeof block !== "object" || block === null || JUDGE_TYPES.has(String((block as EvaluateBlock).type));
+    } catch {
+      return true;
+    }
+  }
+  return Object.keys(config).some((key) => JUDGE_TYPES.has(snake(key)));
+}
+
+function toMetadata(metadata: CallOptions["metadata"]): grpc.Metadata {
+  if (metadata instanceof grpc.Metadata) return metadata;
+  const result = new grpc.Metadata();
+  for (const [key, value] of Object.entries(metadata ?? {})) result.add(key, value);
+  return result;
+}
