@@ -128,7 +128,7 @@ class Metrics:
         )
         self.parse_pool_tasks = Counter(
             "verdict_parse_pool_tasks_total",
-            "Large parses run in the process pool, by outcome (ok, timeout, crashed).",
+            "Large parses run in the process pool, by outcome (ok, timeout, crashed, cancelled).",
             ("outcome",),
             registry=registry,
         )

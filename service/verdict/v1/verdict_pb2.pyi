@@ -123,7 +123,9 @@ class VerifyResponseResponse(_message.Message):
     """A human-readable explanation of the verdict, naming the first failing block."""
     @_builtins.property
     def checks(self) -> _containers.RepeatedCompositeFieldContainer[Global___BlockCheck]:
-        """One entry per fenced block, in document order."""
+        """One entry per fenced block, in document order. Blocks past the server's max_checked_blocks share one
+        unverifiable entry (block_index = the first of them), and an unterminated last block keeps its own entry.
+        """
 
     @_builtins.property
     def second_opinion(self) -> Global___SecondOpinion:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-__all__ = ["BlockCheck", "SecondOpinionResult", "Verdict", "Verification", "VerifyInput"]
+__all__ = ["BlockCheck", "CodeCheck", "SecondOpinionResult", "Verdict", "Verification", "VerifyInput"]
 
 
 class Verdict(StrEnum):
@@ -43,6 +43,19 @@ class BlockCheck:
     detail: str = ""
     line: int = 0
     error_line: int = 0
+
+
+@dataclass(frozen=True)
+class CodeCheck:
+    """What one language checker said about one block's code, before it is placed in the response.
+
+    `line` is the one-based line of the block's body the parser blamed (0 for none); the rules turn it into a line of
+    the whole response. `detail` is the parser's own message without any line prefix.
+    """
+
+    verdict: Verdict
+    detail: str = ""
+    line: int = 0
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,8 @@ export interface VerifyResponseResponse {
    */
   'detail'?: (string);
   /**
-   * One entry per fenced block, in document order.
+   * One entry per fenced block, in document order. Blocks past the server's max_checked_blocks share one
+   * unverifiable entry (block_index = the first of them), and an unterminated last block keeps its own entry.
    */
   'checks'?: (_verdict_v1_BlockCheck)[];
   /**
@@ -47,7 +48,8 @@ export interface VerifyResponseResponse__Output {
    */
   'detail': (string);
   /**
-   * One entry per fenced block, in document order.
+   * One entry per fenced block, in document order. Blocks past the server's max_checked_blocks share one
+   * unverifiable entry (block_index = the first of them), and an unterminated last block keeps its own entry.
    */
   'checks': (_verdict_v1_BlockCheck__Output)[];
   /**

@@ -1,0 +1,112 @@
+"""JSON blocks, checked by `json.loads` (RFC 8259), with the leniencies real Markdown needs (reference §3.1, §6.6).
+
+- `//` and `/* */` comments (JSONC) or `...` / `…` placeholders outside strings: unverifiable, not malformed. People
+  annotate and elide examples; a strict parser cannot say whether the rest is right.
+- A bare `"key": value` fragment (members cut out of a bigger object, a trailing comma allowed) is retried wrapped in
+  `{}`.
+- Several values one after another (JSON Lines, or two documents in one block) are accepted when each one parses.
+- `NaN`, `Infinity` and `-Infinity` are malformed: Python accepts them, but RFC 8259 does not, and neither do
+  JavaScript's `JSON.parse`, Go's encoding/json or serde_json, which is where the answer is likely headed.
+- Duplicate keys are accepted: RFC 8259 says names SHOULD be unique, not MUST, and parsers disagree on what they mean;
+  that is a semantic question, not a structural one.
+- A parser that gives up (RecursionError on deep nesting, the 4,300-digit integer limit) makes the block unverifiable.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+
+from verdict.verify.model import CodeCheck, Verdict
+
+__all__ = ["check_json"]
+
+_STRING_OR_MARK = re.compile(r'"(?:[^"\\\n]|\\.)*"?|(//|/\*)|(\.\.\.|…)')
+_STRING_OR_CONSTANT = re.compile(r'"(?:[^"\\\n]|\\.)*"?|(-?Infinity|NaN)')
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+
+
+class _Constant(ValueError):
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
+
+
+def _reject_constant(name: str) -> object:
+    raise _Constant(name)
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+def check_json(code: str) -> CodeCheck:
+    """The verdict on one JSON block's code. Pure; never raises."""
+    try:
+        _DECODER.decode(code)
+    except json.JSONDecodeError as error:
+        return _lenient(code, error)
+    except (_Constant, RecursionError, MemoryError, ValueError) as error:
+        return _failed(code, error)
+    return CodeCheck(Verdict.OK)
+
+
+def _lenient(code: str, error: json.JSONDecodeError) -> CodeCheck:
+    for match in _STRING_OR_MARK.finditer(code):
+        if match.group(1):
+            return CodeCheck(
+                Verdict.UNVERIFIABLE, "JSON with comments (JSONC) is not strict JSON", _line_of(code, match)
+            )
+        if match.group(2):
+            return CodeCheck(
+                Verdict.UNVERIFIABLE, f"placeholder {match.group(2)!r} where JSON should be", _line_of(code, match)
+            )
+    if error.msg != "Extra data":
+        return _failed(code, error)
+    if code.lstrip().startswith('"'):
+        members = code.rstrip().removesuffix(",")
+        wrapped = _attempt(code, lambda: _DECODER.decode("{" + members + "}"))
+        if wrapped.verdict is Verdict.OK:
+            return CodeCheck(Verdict.OK, 'a "key": value fragment, checked wrapped in {}')
+        return wrapped
+    values = 0
+
+    def decode_each() -> None:
+        nonlocal values
+        position = _skip_whitespace(code, 0)
+        while position < len(code):
+            _, position = _DECODER.raw_decode(code, position)
+            values += 1
+            position = _skip_whitespace(code, position)
+
+    sequence = _attempt(code, decode_each)
+    if sequence.verdict is Verdict.OK:
+        return CodeCheck(Verdict.OK, f"{values} JSON values in sequence (JSON Lines)")
+    return sequence
+
+
+def _attempt(code: str, decode: Callable[[], object]) -> CodeCheck:
+    try:
+        decode()
+    except (json.JSONDecodeError, _Constant, RecursionError, MemoryError, ValueError) as error:
+        return _failed(code, error)
+    return CodeCheck(Verdict.OK)
+
+
+def _failed(code: str, error: BaseException) -> CodeCheck:
+    if isinstance(error, json.JSONDecodeError):
+        return CodeCheck(Verdict.MALFORMED, f"{error.msg} (column {error.colno})", error.lineno)
+    if isinstance(error, _Constant):
+        line = next((_line_of(code, m) for m in _STRING_OR_CONSTANT.finditer(code) if m.group(1)), 0)
+        return CodeCheck(Verdict.MALFORMED, f"{error.name} is not valid JSON (RFC 8259 has no NaN or Infinity)", line)
+    reason = type(error).__name__ if isinstance(error, RecursionError | MemoryError) else str(error)
+    return CodeCheck(Verdict.UNVERIFIABLE, f"the parser gave up, not a syntax error: {reason}")
+
+
+def _skip_whitespace(code: str, position: int) -> int:
+    match = _WHITESPACE.match(code, position)
+    return match.end() if match else position
+
+
+def _line_of(code: str, match: re.Match[str]) -> int:
+    return code.count("\n", 0, match.start()) + 1

@@ -1,0 +1,215 @@
+"""The verdict rules of VerifyResponse, in the reference verifier's order of precedence. Pure: no I/O, no clock.
+
+1. A tool-call turn is unverifiable, even when its finish reason says it ran out of budget (see `envelope_verdict`).
+2. A finish reason that means "ran out of budget", in any provider's spelling, is truncated: decisive, even when the
+   text is empty or parses.
+3. Empty or whitespace-only text is malformed.
+4. No fenced block: unverifiable (most prose lands here, and "could not check" is not "wrong").
+5. Per block: an unterminated fence is truncated whatever its language; an empty block is unverifiable; a language
+   with no checker is unverifiable; a block over `max_block_bytes` is unverifiable ("too large to check"); blocks past
+   `max_checked_blocks` are not parsed and share one unverifiable entry ("too many blocks"), but the scan still reads
+   every fence, so an unterminated last block is still caught.
+6. The response: truncated outranks malformed outranks ok outranks unverifiable.
+
+Running the language checks is the Verifier's job (inline, in a process pool, or `bash -n`); `verify_offline` runs the
+in-process ones inline for callers without a server (a library call, a benchmark).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from verdict.config import Config
+from verdict.verify.checks import IN_PROCESS_CHECKERS, check_code
+from verdict.verify.fences import FencedBlock, FenceScan, scan_fences_bounded
+from verdict.verify.languages import Checker, Language, resolve_language
+from verdict.verify.model import BlockCheck, CodeCheck, Verdict, Verification, VerifyInput
+
+__all__ = [
+    "NO_BLOCKS",
+    "TOOL_CALL_REASONS",
+    "TRUNCATION_REASONS",
+    "PendingCheck",
+    "aggregate",
+    "envelope_verdict",
+    "finish_reason_key",
+    "is_tool_turn",
+    "place",
+    "triage",
+    "verify_offline",
+]
+
+TRUNCATION_REASONS = frozenset({"length", "max_tokens", "max_output_tokens", "model_length", "limit"})
+"""Budget exhaustion as providers spell it, after `finish_reason_key`: OpenAI and Ollama `length`, Anthropic and
+Bedrock `max_tokens`, Gemini and Cohere `MAX_TOKENS`, OpenAI Responses `max_output_tokens`, Mistral `model_length`,
+llama.cpp's `stop_type: limit` (reference §2.2)."""
+
+TOOL_CALL_REASONS = frozenset({"tool_calls", "tool_use", "function_call"})
+"""Finish reasons that say the turn called a tool, as `has_tool_calls` does."""
+
+NO_BLOCKS = Verification(Verdict.UNVERIFIABLE, "no fenced blocks in response")
+
+
+def finish_reason_key(reason: str) -> str:
+    """A provider's finish reason in one spelling: trimmed, lower case, `-` as `_` (MAX_TOKENS -> max_tokens)."""
+    return reason.strip().lower().replace("-", "_")
+
+
+def is_tool_turn(request: VerifyInput) -> bool:
+    """Whether the turn called tools: the flag, or a finish reason that says so (tool_calls, tool_use)."""
+    return request.has_tool_calls or finish_reason_key(request.finish_reason) in TOOL_CALL_REASONS
+
+
+def envelope_verdict(request: VerifyInput) -> Verification | None:
+    """The verdict the envelope alone decides (rules 1-3), or None when the blocks must be read.
+
+    Tool-call turns are exempt even from truncation, as in the reference: such a turn routinely stops mid-sentence at
+    the call boundary, and 29 of 63 completions of a real agent session were tool turns that a naive check called
+    malformed. The cost, named in reference §2.2 (knostic/OpenAnt#207): a tool call cut off at `max_tokens` passes
+    here as unverifiable; the caller's own tool-call argument parsing is what catches it.
+    """
+    if is_tool_turn(request):
+        return Verification(Verdict.UNVERIFIABLE, "tool-call turn; no prose answer to check")
+    if finish_reason_key(request.finish_reason) in TRUNCATION_REASONS:
+        return Verification(Verdict.TRUNCATED, f"finish_reason={request.finish_reason.strip()}")
+    if not request.text.strip():
+        return Verification(Verdict.MALFORMED, "empty response")
+    return None
+
+
+@dataclass(frozen=True)
+class PendingCheck:
+    """A block that must be parsed: its index, the block, and the language it is checked as."""
+
+    index: int
+    block: FencedBlock
+    language: Language
+
+    @property
+    def size(self) -> int:
+        """The body's size in UTF-8 bytes (the unit of every block limit)."""
+        return _utf8_size(self.block.body)
+
+
+def triage(scan: FenceScan, config: Config) -> list[BlockCheck | PendingCheck]:
+    """Decide every block the rules decide without parsing; the rest are PendingChecks, in document order.
+
+    The blocks past `config.max_checked_blocks` share one entry ("too many blocks"), so the response stays small
+    whatever the text holds, and an unterminated last block keeps its own entry, so the truncation is still reported.
+    A scan bounded at that limit (`scan_fences_bounded`) has built no block past it; an unbounded one works too.
+    """
+    limit = config.max_checked_blocks
+    if len(scan.blocks) > limit:
+        extra = scan.blocks[limit:]
+        tail = extra[-1] if not extra[-1].closed else scan.unclosed_tail
+        scan = FenceScan(scan.blocks[:limit], scan.total, extra[0].line, tail)
+    result: list[BlockCheck | PendingCheck] = []
+    for index, block in enumerate(scan.blocks):
+        language = resolve_language(block.language)
+        decided = _decided(index, block, language, config)
+        result.append(decided if decided is not None else PendingCheck(index, block, language))
+    skipped = scan.total - len(scan.blocks) - (1 if scan.unclosed_tail is not None else 0)
+    if skipped:
+        result.append(
+            BlockCheck(
+                len(scan.blocks),
+                "?",
+                Verdict.UNVERIFIABLE,
+                f"too many blocks: {skipped} more not checked (only the first {config.max_checked_blocks} are)",
+                scan.skipped_line,
+            )
+        )
+    if scan.unclosed_tail is not None:
+        tail = scan.unclosed_tail
+        name = resolve_language(tail.language).name
+        result.append(
+            BlockCheck(scan.total - 1, name, Verdict.TRUNCATED, f"unterminated code fence ({tail.fence})", tail.line)
+        )
+    return result
+
+
+def _decided(index: int, block: FencedBlock, language: Language, config: Config) -> BlockCheck | None:
+    def check(verdict: Verdict, detail: str) -> BlockCheck:
+        return BlockCheck(index, language.name, verdict, detail, block.line)
+
+    if not block.closed:
+        return check(Verdict.TRUNCATED, f"unterminated code fence ({block.fence})")
+    if not block.body.strip():
+        return check(Verdict.UNVERIFIABLE, "empty block")
+    reason = _unchecked_reason(language)
+    if reason:
+        return check(Verdict.UNVERIFIABLE, reason)
+    size = _utf8_size(block.body)
+    if size > config.max_block_bytes:
+        return check(Verdict.UNVERIFIABLE, f"too large to check: {size} bytes, the limit is {config.max_block_bytes}")
+    return None
+
+
+def _unchecked_reason(language: Language) -> str:
+    match language.checker:
+        case Checker.PYTHON | Checker.JSON | Checker.YAML | Checker.SHELL:
+            return ""
+        case Checker.TRANSCRIPT:
+            return f"{language.name} transcript: commands mixed with their output"
+        case Checker.NOT_STRICT_JSON:
+            return f"{language.name} is not strict JSON"
+        case Checker.SKIP:
+            return f"{language.name}: nothing structural to check"
+        case Checker.NONE:
+            return "no language on the fence"
+        case _:
+            return f"no structural check for {language.name}"
+
+
+def place(pending: PendingCheck, result: CodeCheck) -> BlockCheck:
+    """A checker's result as the response reports it: the body line it blamed becomes a line of the response."""
+    error_line = pending.block.line + result.line if result.line else 0
+    detail = f"line {error_line}: {result.detail}" if error_line and result.detail else result.detail
+    return BlockCheck(pending.index, pending.language.name, result.verdict, detail, pending.block.line, error_line)
+
+
+def aggregate(checks: Sequence[BlockCheck], blocks: int | None = None) -> Verification:
+    """The response's verdict from its blocks' verdicts: truncated > malformed > ok > unverifiable.
+
+    `blocks` is how many blocks the response has (more than `checks` when blocks past the limit share an entry).
+    """
+    if not checks:
+        return NO_BLOCKS
+    total = len(checks) if blocks is None else blocks
+    for verdict in (Verdict.TRUNCATED, Verdict.MALFORMED):
+        bad = [check for check in checks if check.verdict is verdict]
+        if bad:
+            return Verification(
+                verdict, f"{len(bad)}/{total} blocks: {bad[0].language}: {bad[0].detail}", tuple(checks)
+            )
+    parsed = sum(1 for check in checks if check.verdict is Verdict.OK)
+    if parsed:
+        return Verification(Verdict.OK, f"{parsed}/{total} blocks parsed", tuple(checks))
+    first = checks[0]
+    return Verification(
+        Verdict.UNVERIFIABLE, f"no block had a structural check ({first.language}: {first.detail})", tuple(checks)
+    )
+
+
+def verify_offline(request: VerifyInput, config: Config) -> Verification:
+    """Every rule, with Python, JSON and YAML parsed inline and shell left unverifiable (it needs `bash -n`)."""
+    decided = envelope_verdict(request)
+    if decided is not None:
+        return decided
+    scan = scan_fences_bounded(request.text, config.max_checked_blocks)
+    if not scan.total:
+        return NO_BLOCKS
+    checks = []
+    for item in triage(scan, config):
+        if isinstance(item, BlockCheck):
+            checks.append(item)
+        elif item.language.checker in IN_PROCESS_CHECKERS:
+            checks.append(place(item, check_code(item.language.checker, item.block.body)))
+        else:
+            checks.append(place(item, CodeCheck(Verdict.UNVERIFIABLE, "shell needs bash -n, which runs in the server")))
+    return aggregate(checks, scan.total)
+
+
+def _utf8_size(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))

@@ -1,0 +1,120 @@
+"""Shell blocks: what to hand `bash -n`, and what its answer means. Running bash is the verifier's job (through the
+runner); this module is pure, so every reading of bash's output is testable without a process.
+
+Why `bash -n` and these flags (reference §3.3, §6.5): `-n` reads and parses without executing anything; `--norc
+--noprofile` and an empty environment keep startup files and BASH_ENV out; `-O extglob` must be on before parsing or
+`+([0-9])` (pyenv's python-build) is a syntax error. The script is fed on stdin but named `/dev/stdin`, because bash
+reading plain stdin reports errors without a line number and `/dev/stdin: line 3:` is what lets a detail point at the
+response's line.
+
+Reading the answer, in order:
+- bash killed by a signal (it segfaults on ~2,000 nested `$(`, a 4 KB input) or out of time: unverifiable, the
+  checker failed, not the code;
+- a "here-document ... delimited by end-of-file" warning: truncated, though bash exits 0 (the block stops inside the
+  here-document);
+- a last line ending in a line-continuation backslash: truncated, though bash exits 0;
+- exit 1 or 2: malformed with bash's own message, unless the line holds a `<placeholder>` (`npm <command>` reads as
+  redirections): unverifiable;
+- any other exit (126, 127: bash could not read the script): unverifiable;
+- exit 0: ok.
+
+A block written as a console transcript (`$ ` prompts) has its commands checked and its output lines dropped.
+"""
+
+from __future__ import annotations
+
+import re
+
+from verdict.verify.model import CodeCheck, Verdict
+from verdict.verify.snippet import Snippet
+
+__all__ = ["BASH_ARGV", "interpret_bash", "shell_script"]
+
+BASH_ARGV = ("bash", "--norc", "--noprofile", "-O", "extglob", "-n", "/dev/stdin")
+
+_PROMPT = re.compile(r"^\s*\$ ")
+_CONTINUATION_PROMPT = re.compile(r"^\s*> ")
+_LOCATED = re.compile(r"^[^\n]*?: line (\d+): (.*)$")
+_HEREDOC = re.compile(r"warning: here-document at line (\d+) delimited by end-of-file(.*)$")
+_PLACEHOLDER = re.compile(r"(?<![<\w])<[A-Za-z][\w.-]*(?: [\w.-]+)*>")
+
+
+def shell_script(code: str) -> Snippet:
+    """The script bash should parse: the block as written, or the commands of a `$ `-prompted transcript."""
+    lines = code.split("\n")
+    if not any(_PROMPT.match(line) for line in lines):
+        return Snippet(code)
+    kept: list[tuple[int, str]] = []
+    continuing = False
+    for number, line in enumerate(lines, 1):
+        prompt = _PROMPT.match(line)
+        if prompt is not None:
+            text = line[prompt.end() :]
+        elif continuing and (follow := _CONTINUATION_PROMPT.match(line)) is not None:
+            text = line[follow.end() :]
+        elif continuing and kept and _continues(kept[-1][1]):
+            text = line
+        else:
+            continuing = False
+            continue
+        kept.append((number, text))
+        continuing = True
+    return Snippet.from_lines(kept, "$ prompts removed, output lines dropped")
+
+
+def interpret_bash(
+    script: Snippet,
+    returncode: int | None,
+    stderr: str,
+    *,
+    timed_out: bool = False,
+    signal_name: str | None = None,
+) -> CodeCheck:
+    """The verdict on a block from what `bash -n` did with `script`. Lines in the result are block-body lines."""
+    if timed_out:
+        return CodeCheck(Verdict.UNVERIFIABLE, "bash -n did not finish within its time limit")
+    if signal_name is not None:
+        return CodeCheck(Verdict.UNVERIFIABLE, f"bash crashed ({signal_name}) while parsing; the block was not checked")
+    messages = [line for line in stderr.splitlines() if line.strip()]
+    for message in messages:
+        heredoc = _HEREDOC.search(message)
+        if heredoc is not None:
+            line = script.body_line(int(heredoc.group(1)))
+            return CodeCheck(Verdict.TRUNCATED, f"here-document delimited by end-of-file{heredoc.group(2)}", line)
+    continued = _last_line_continues(script)
+    if continued:
+        return CodeCheck(Verdict.TRUNCATED, "the last line ends in a line continuation (\\)", continued)
+    if returncode == 0:
+        return CodeCheck(Verdict.OK, f"checked with {script.note}" if script.note else "")
+    first = messages[0] if messages else f"bash -n exited {returncode}"
+    located = _LOCATED.match(first)
+    line, message = (int(located.group(1)), located.group(2)) if located else (0, first.removeprefix("bash: "))
+    if returncode not in (1, 2):
+        return CodeCheck(Verdict.UNVERIFIABLE, f"bash -n could not check the block (exit {returncode}): {message}")
+    suspects = [script.line_text(line)] if line else [script.text]
+    for text in suspects:
+        placeholder = _PLACEHOLDER.search(text)
+        if placeholder is not None:
+            return CodeCheck(
+                Verdict.UNVERIFIABLE,
+                f"placeholder {placeholder.group(0)!r} where a word should be: {message}",
+                script.body_line(line),
+            )
+    note = f" ({script.note})" if script.note else ""
+    return CodeCheck(Verdict.MALFORMED, message + note, script.body_line(line))
+
+
+def _continues(line: str) -> bool:
+    """Whether a line ends in an odd run of backslashes (a continuation; `\\\\` is an escaped backslash)."""
+    return (len(line) - len(line.rstrip("\\"))) % 2 == 1
+
+
+def _last_line_continues(script: Snippet) -> int:
+    """The body line of a last line that ends in a line continuation (0 if none); comments never continue."""
+    lines = script.text.split("\n")
+    index = len(lines) - 1
+    while index >= 0 and not lines[index].strip():
+        index -= 1
+    if index < 0 or lines[index].lstrip().startswith("#") or not _continues(lines[index]):
+        return 0
+    return script.body_line(index + 1)

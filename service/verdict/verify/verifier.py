@@ -1,0 +1,218 @@
+"""VerifyResponse's engine: the pure rules, plus the three places a block can be parsed, plus metrics.
+
+Where a block is parsed, and why:
+- Python, JSON and YAML up to `inline_parse_bytes` parse on the event loop: microseconds, no hand-off cost. The loop
+  yields between blocks, so one response's many small blocks cannot hold it for long.
+- Larger ones parse in a pebble process pool (`parse_workers` processes, started with `spawn` on first use, so no
+  fork of a threaded gRPC server). `ast.parse` holds the GIL for its whole run (a 3 MB block, over a second) and a
+  client deadline cannot interrupt it; in a worker it stalls nobody, `parse_timeout_seconds` bounds it, and a
+  cancelled call (client gone, deadline passed) stops the worker. A timed-out or crashed worker makes the block
+  unverifiable with the cause, and the pool starts a new worker.
+- Shell runs `bash -n` through the runner (the only door to child processes): argv list, stdin, empty environment,
+  time limit, output cap, process-group kill.
+
+The blocks of one response are checked concurrently, at most `max_concurrent_shell_checks` bash processes and
+`parse_workers` pool tasks at a time, so one response can neither overflow the runner's bash queue nor take the whole
+pool queue for itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import multiprocessing
+import signal
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from pebble import ProcessExpired, ProcessPool
+
+from verdict.config import Config
+from verdict.errors import Unavailable
+from verdict.metrics import Metrics
+from verdict.runner import Command, CommandNotFound, Runner, minimal_env
+from verdict.verify.checks import check_code
+from verdict.verify.fences import FenceScan, scan_fences_bounded
+from verdict.verify.languages import Checker, metric_label
+from verdict.verify.model import BlockCheck, CodeCheck, SecondOpinionResult, Verdict, Verification, VerifyInput
+from verdict.verify.rules import NO_BLOCKS, PendingCheck, aggregate, envelope_verdict, is_tool_turn, place, triage
+from verdict.verify.second_opinion import SecondOpinion
+from verdict.verify.shell_syntax import BASH_ARGV, interpret_bash, shell_script
+
+__all__ = ["Verifier"]
+
+logger = logging.getLogger(__name__)
+
+SCAN_INLINE_CHARS = 64 * 1024
+"""Texts up to this size are scanned for fences on the event loop (a few milliseconds at worst: 16k fence lines)."""
+
+BASH_OUTPUT_CAP = 64 * 1024
+"""Bytes of bash's stdout and stderr kept; its first error line is all a verdict needs."""
+
+
+class Verifier:
+    """Verifies completions. One per server; `close()` stops the parse pool."""
+
+    def __init__(
+        self, config: Config, runner: Runner, metrics: Metrics, second_opinion: SecondOpinion | None = None
+    ) -> None:
+        self._config = config
+        self._runner = runner
+        self._metrics = metrics
+        self._second_opinion = second_opinion
+        self._pool: ProcessPool | None = None
+        self._closed = False
+
+    async def verify(self, request: VerifyInput) -> Verification:
+        """The verdict on one completion. Raises Unavailable after `close()`; a failing checker is never an error."""
+        if self._closed:
+            raise Unavailable("the verifier is closed")
+        verification = envelope_verdict(request)
+        if verification is None:
+            scan = await self._scan(request.text)
+            if scan.total:
+                verification = aggregate(await self._check(triage(scan, self._config)), scan.total)
+            else:
+                verification = NO_BLOCKS
+        if verification.verdict is Verdict.UNVERIFIABLE and self._second_opinion and not is_tool_turn(request):
+            opinion = await self._ask_second_opinion(self._second_opinion, request, verification)
+            if opinion is not None:
+                verification = dataclasses.replace(verification, second_opinion=opinion)
+        self._metrics.verifications.labels(verdict=verification.verdict.value).inc()
+        for check in verification.checks:
+            self._metrics.block_checks.labels(lang=metric_label(check.language), verdict=check.verdict.value).inc()
+        return verification
+
+    def close(self) -> None:
+        """Stop the parse pool and refuse further calls. Safe to call twice."""
+        self._closed = True
+        self._discard_pool()
+
+    async def _scan(self, text: str) -> FenceScan:
+        """The fence scan; a large text is scanned in a thread, whose Python loop yields the GIL to the event loop."""
+        if len(text) <= SCAN_INLINE_CHARS:
+            return scan_fences_bounded(text, self._config.max_checked_blocks)
+        return await asyncio.to_thread(scan_fences_bounded, text, self._config.max_checked_blocks)
+
+    def _pool_function(self) -> Callable[[str, str], CodeCheck]:
+        """The pure function pool workers run; it must be importable by name in a fresh interpreter."""
+        return check_code
+
+    async def _check(self, plan: Sequence[BlockCheck | PendingCheck]) -> list[BlockCheck]:
+        shell_slots = asyncio.Semaphore(self._config.max_concurrent_shell_checks)
+        pool_slots = asyncio.Semaphore(self._config.parse_workers)
+
+        async def check(item: PendingCheck) -> BlockCheck:
+            code = item.block.body
+            if item.language.checker is Checker.SHELL:
+                async with shell_slots:
+                    return place(item, await self._check_shell(code))
+            if item.size > self._config.inline_parse_bytes:
+                async with pool_slots:
+                    return place(item, await self._check_in_pool(item.language.checker, code))
+            await asyncio.sleep(0)
+            return place(item, check_code(item.language.checker, code))
+
+        pending = [item for item in plan if isinstance(item, PendingCheck)]
+        done = iter(await _all_or_none([check(item) for item in pending]))
+        return [item if isinstance(item, BlockCheck) else next(done) for item in plan]
+
+    async def _check_shell(self, code: str) -> CodeCheck:
+        script = shell_script(code)
+        if not script.text.strip():
+            return CodeCheck(Verdict.UNVERIFIABLE, "no commands left once prompts and output lines are dropped")
+        try:
+            completed = await self._runner.run(
+                Command(
+                    tool="bash",
+                    argv=BASH_ARGV,
+                    timeout=self._config.shell_check_timeout_seconds,
+                    env=minimal_env(),
+                    stdin=script.text.encode("utf-8", "replace"),
+                    max_output_bytes=BASH_OUTPUT_CAP,
+                )
+            )
+        except CommandNotFound:
+            return CodeCheck(Verdict.UNVERIFIABLE, "bash is not installed here; shell blocks cannot be checked")
+        return interpret_bash(
+            script,
+            completed.returncode,
+            completed.stderr.decode("utf-8", "replace"),
+            timed_out=completed.timed_out,
+            signal_name=completed.signal_name,
+        )
+
+    async def _check_in_pool(self, checker: str, code: str) -> CodeCheck:
+        timeout = self._config.parse_timeout_seconds
+        outcome = "crashed"
+        try:
+            future = self._running_pool().schedule(self._pool_function(), args=(checker, code), timeout=timeout)
+        except Exception as error:  # a pool that cannot start workers (a script without a __main__ guard, say)
+            logger.warning("parse pool unavailable; starting a new one on the next call", exc_info=True)
+            self._discard_pool()
+            self._metrics.parse_pool_tasks.labels(outcome=outcome).inc()
+            return CodeCheck(Verdict.UNVERIFIABLE, f"the parse pool is unavailable: {type(error).__name__}: {error}")
+        try:
+            result: CodeCheck = await asyncio.wrap_future(future)
+            outcome = "ok"
+            return result
+        except asyncio.CancelledError:  # wrap_future has cancelled the pool task, which stops its worker
+            outcome = "cancelled"
+            raise
+        except TimeoutError:
+            outcome = "timeout"
+            return CodeCheck(Verdict.UNVERIFIABLE, f"the parse took longer than {timeout:g}s; its worker was stopped")
+        except ProcessExpired as error:
+            return CodeCheck(Verdict.UNVERIFIABLE, f"the parse worker died ({_exit_cause(error.exitcode)})")
+        except Exception as error:
+            logger.warning("parse pool task failed", exc_info=True)
+            return CodeCheck(Verdict.UNVERIFIABLE, f"the parse pool failed: {type(error).__name__}: {error}")
+        finally:
+            self._metrics.parse_pool_tasks.labels(outcome=outcome).inc()
+
+    def _running_pool(self) -> ProcessPool:
+        if self._pool is None:
+            context = multiprocessing.get_context("spawn")
+            self._pool = ProcessPool(max_workers=self._config.parse_workers, context=context)
+        return self._pool
+
+    def _discard_pool(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.stop()  # type: ignore[no-untyped-call]
+            pool.join(timeout=5)
+
+    async def _ask_second_opinion(
+        self, judge: SecondOpinion, request: VerifyInput, verification: Verification
+    ) -> SecondOpinionResult | None:
+        """The judge's reading, or None. A judge that fails costs the caller nothing: the structural verdict stands."""
+        try:
+            return await judge.consider(request, verification)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            logger.warning("second opinion failed; keeping the structural verdict", exc_info=True)
+            return None
+
+
+async def _all_or_none(checks: Sequence[Awaitable[BlockCheck]]) -> list[BlockCheck]:
+    """Every result, or the first exception with the other checks cancelled (no bash or pool task left behind)."""
+    tasks: list[asyncio.Future[Any]] = [asyncio.ensure_future(check) for check in checks]
+    try:
+        results: list[BlockCheck] = await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+    return results
+
+
+def _exit_cause(exitcode: int | None) -> str:
+    if exitcode is not None and exitcode < 0:
+        try:
+            return signal.Signals(-exitcode).name
+        except ValueError:
+            return f"signal {-exitcode}"
+    return f"exit code {exitcode}"
