@@ -35,7 +35,7 @@ lint: install
 	$(VENV)/bin/ruff format --check .
 
 typecheck: install
-	$(VENV)/bin/mypy service clients/python tests bench scripts
+	$(VENV)/bin/mypy service clients/python tests bench scripts deploy
 
 unit: install system-deps
 	$(VENV)/bin/pytest $(ARGS)

@@ -71,7 +71,7 @@ def _lenient_decoder(message_class: type[Request]) -> Callable[[bytes], Request 
     return decode
 
 
-def _diagnose(descriptor: Descriptor, data: bytes, prefix: str = "") -> tuple[str, str]:
+def _diagnose(descriptor: Any, data: bytes, prefix: str = "") -> tuple[str, str]:
     """Walk the top-level wire format to name the field that made decoding fail (invalid UTF-8 in a string)."""
     position = 0
     try:

@@ -185,7 +185,7 @@ async def serve(config: Config, *, env: Mapping[str, str] | None = None) -> int:
     """Run until SIGTERM or SIGINT, then drain. Prints one JSON line when ready; returns the exit status."""
     import json
 
-    prometheus_client.disable_created_metrics()
+    prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
     registry = CollectorRegistry()
     app, port = await build_server(config, registry=registry, env=env)
     metrics_server = start_metrics_server(config, registry)

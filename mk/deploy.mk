@@ -1,0 +1,23 @@
+# Deployment helpers (docs/deployment.md). The deploy checks run in `make test` through pytest (tests/deploy/), so
+# nothing is added to EXTRA_TESTS here.
+DEPLOY_BUILD := build/deploy
+DEPLOY_OVERLAYS := dev production sidecar
+
+.PHONY: manifests monitoring-rules image
+
+# Render every overlay to build/deploy/<overlay>.yaml, to read or diff what `kubectl apply -k` would send.
+manifests:
+	@mkdir -p $(DEPLOY_BUILD)
+	@for overlay in $(DEPLOY_OVERLAYS); do \
+	  kubectl kustomize deploy/overlays/$$overlay > $(DEPLOY_BUILD)/$$overlay.yaml && echo "$(DEPLOY_BUILD)/$$overlay.yaml"; \
+	done
+
+# The PrometheusRule's groups as a plain rules file, for a Prometheus without the Operator (`rule_files:`).
+monitoring-rules: install
+	@mkdir -p $(DEPLOY_BUILD)
+	$(PY) deploy/monitoring/rules_file.py > $(DEPLOY_BUILD)/verdict-rules.yaml
+	promtool check rules $(DEPLOY_BUILD)/verdict-rules.yaml
+
+# Needs a Docker engine (none runs in CI). ARGS passes build arguments, e.g. ARGS='--build-arg JUDGE_NPM_PACKAGES=...'.
+image:
+	docker build -f deploy/Dockerfile -t verdict:$$($(PY) -c 'import verdict; print(verdict.__version__)') $(ARGS) .
