@@ -1,0 +1,169 @@
+"""`git diff --stat` for diff_stall, run through the runner and hardened against a hostile repository.
+
+The workspace is whatever the loop's agent left there, so its repository may be configured to run commands: a
+`core.fsmonitor` hook runs on every index refresh, `filter.<driver>.clean` runs whenever a changed file is hashed,
+`diff.external`, textconv and external diff drivers run when diffs are shown, a pager when output is a terminal, a
+promisor remote when an object is missing. Every one of those is switched off here:
+
+- configuration: no system or global files (GIT_CONFIG_NOSYSTEM, GIT_CONFIG_GLOBAL=/dev/null, HOME and
+  XDG_CONFIG_HOME an empty temporary directory); `-c` overrides, which outrank the repository's own file, for
+  core.fsmonitor, core.hooksPath, core.pager, core.askPass, core.attributesFile, core.untrackedCache, diff.external,
+  credential.helper, protocol.allow=never (no fetches, so no transport helpers); and every filter driver the
+  repository's configuration names (listed first with `git config`, which runs nothing) gets empty clean, smudge
+  and process commands and required=false;
+- the diff: --no-ext-diff, --no-textconv, --no-color, --ignore-submodules=dirty (a submodule's work tree would be a
+  second repository with its own configuration), GIT_OPTIONAL_LOCKS=0 (no opportunistic index writes, so no
+  post-index-change hook), no pager;
+- where: GIT_DIR and GIT_WORK_TREE are the directories `workspace.find_repository` checked to lie inside the root,
+  so git does no discovery and core.worktree cannot move it; GIT_CEILING_DIRECTORIES stops any walk at the root;
+- how long and how much: the runner's time limit (git_timeout_seconds, or less when the caller's deadline is nearer)
+  and output cap, and its process-group kill.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from verdict.runner import Command, CommandNotFound, Completed, Runner, minimal_env
+from verdict.workspace import Repository
+
+__all__ = ["MAX_DIFF_BYTES", "GitFailed", "diff_stat"]
+
+MAX_DIFF_BYTES = 4 * 1024 * 1024
+"""A stat longer than this cannot be compared reliably, so it is an error rather than a possibly false stall."""
+_MAX_CONFIG_BYTES = 256 * 1024
+_MAX_FILTER_DRIVERS = 256
+_FILTER_OVERRIDES = (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false"))
+
+
+class GitFailed(Exception):
+    """git could not give a diff (missing, timed out, failed, or output too large); the message is the detail."""
+
+
+def _hardening(work_tree: Path) -> list[str]:
+    return [
+        "--no-pager",
+        "-c",
+        "core.fsmonitor=false",
+        "-c",
+        "core.hooksPath=/dev/null",
+        "-c",
+        "core.pager=cat",
+        "-c",
+        "core.askPass=",
+        "-c",
+        "core.attributesFile=/dev/null",
+        "-c",
+        "core.untrackedCache=false",
+        "-c",
+        "diff.external=",
+        "-c",
+        "credential.helper=",
+        "-c",
+        "protocol.allow=never",
+        "-c",
+        f"safe.directory={work_tree}",
+    ]
+
+
+def _environment(repository: Repository, root: Path, home: str) -> dict[str, str]:
+    return minimal_env(
+        home=home,
+        XDG_CONFIG_HOME=home,
+        GIT_DIR=str(repository.git_dir),
+        GIT_WORK_TREE=str(repository.work_tree),
+        GIT_CEILING_DIRECTORIES=str(root.parent),
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_CONFIG_GLOBAL="/dev/null",
+        GIT_ATTR_NOSYSTEM="1",
+        GIT_TERMINAL_PROMPT="0",
+        GIT_OPTIONAL_LOCKS="0",
+        GIT_NO_REPLACE_OBJECTS="1",
+        GIT_PAGER="cat",
+        PAGER="cat",
+    )
+
+
+async def diff_stat(
+    runner: Runner,
+    repository: Repository,
+    *,
+    root: Path,
+    cwd: Path,
+    scope: Sequence[str],
+    timeout: float,  # noqa: ASYNC109 - the runner's time limit for the children, not an asyncio timeout
+) -> str:
+    """The output of `git diff --stat [-- scope]` run in `cwd`. Raises GitFailed with the reference's messages."""
+    with tempfile.TemporaryDirectory(prefix="verdict-git-home-") as home:
+        env = _environment(repository, root, home)
+        hardening = _hardening(repository.work_tree)
+        started = time.monotonic()
+        drivers = await _filter_drivers(runner, hardening, env, cwd, timeout)
+        env.update(_neutralise(drivers))
+        argv = ["git", *hardening, "diff", "--stat", "--no-color", "--no-ext-diff", "--no-textconv"]
+        argv.append("--ignore-submodules=dirty")
+        if scope:
+            argv += ["--", *scope]
+        remaining = max(timeout - (time.monotonic() - started), 0.001)
+        completed = await _run(runner, argv, env, cwd, remaining, MAX_DIFF_BYTES)
+        if completed.returncode != 0:
+            raise GitFailed(f"git diff failed: {completed.stderr.decode('utf-8', 'replace')[:200]}")
+        if completed.stdout_truncated:
+            raise GitFailed(f"git diff --stat printed more than {MAX_DIFF_BYTES} bytes; it cannot be compared")
+        return completed.stdout.decode("utf-8", "replace")
+
+
+async def _filter_drivers(
+    runner: Runner,
+    hardening: list[str],
+    env: dict[str, str],
+    cwd: Path,
+    timeout: float,  # noqa: ASYNC109
+) -> list[str]:
+    """The filter drivers the repository's configuration defines (a clean filter runs when a changed file is hashed)."""
+    argv = ["git", *hardening, "config", "--null", "--name-only", "--get-regexp", r"^filter\."]
+    completed = await _run(runner, argv, env, cwd, timeout, _MAX_CONFIG_BYTES)
+    if completed.returncode not in (0, 1) or completed.stdout_truncated:
+        detail = completed.stderr.decode("utf-8", "replace")[:200] or "configuration listing too large"
+        raise GitFailed(f"git diff failed: cannot read the repository configuration: {detail}")
+    drivers: set[str] = set()
+    for name in completed.stdout.decode("utf-8", "replace").split("\0"):
+        driver, _, key = name.removeprefix("filter.").rpartition(".")
+        if name.startswith("filter.") and driver and key:
+            drivers.add(driver)
+    if len(drivers) > _MAX_FILTER_DRIVERS:
+        raise GitFailed(f"git diff refused: the repository defines more than {_MAX_FILTER_DRIVERS} filter drivers")
+    return sorted(drivers)
+
+
+def _neutralise(drivers: list[str]) -> dict[str, str]:
+    """Empty every filter driver's commands through GIT_CONFIG_KEY_n/VALUE_n, which (unlike `-c name=value`) keep
+    a driver name containing `=` intact; these outrank the repository's file just as `-c` does."""
+    entries = [(f"filter.{driver}.{key}", value) for driver in drivers for key, value in _FILTER_OVERRIDES]
+    env = {"GIT_CONFIG_COUNT": str(len(entries))}
+    for index, (key, value) in enumerate(entries):
+        env[f"GIT_CONFIG_KEY_{index}"] = key
+        env[f"GIT_CONFIG_VALUE_{index}"] = value
+    return env
+
+
+async def _run(
+    runner: Runner,
+    argv: list[str],
+    env: dict[str, str],
+    cwd: Path,
+    timeout: float,  # noqa: ASYNC109
+    cap: int,
+) -> Completed:
+    try:
+        completed = await runner.run(
+            Command(tool="git", argv=tuple(argv), timeout=timeout, env=env, cwd=str(cwd), max_output_bytes=cap)
+        )
+    except CommandNotFound:
+        raise GitFailed("git not found in PATH") from None
+    if completed.timed_out:
+        raise GitFailed("git diff timed out")
+    return completed

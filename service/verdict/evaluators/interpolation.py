@@ -1,0 +1,199 @@
+"""`${namespace.path}` references in evaluator fields, resolved against the request's `context` Struct.
+
+The reference resolved these against the executor's live state; here every namespace comes from the request, so the
+server answers the same way on any replica. In particular `env` reads the request's `context["env"]` mapping and
+never the server's own environment: a loop's variables belong to the loop's machine, and the server's environment
+(credentials included) must not leak into a verdict.
+
+Syntax, as the reference has it:
+
+- `${ns.path}` ends at the first `}`; nesting is impossible. `$${` is a literal `${` and is never resolved.
+- `:default=V` gives V when resolution fails (parsed first, so `?` inside V is literal); `?` gives "" on failure;
+  `:shell` shell-quotes the value. The three are mutually exclusive.
+- A reference without a dot is an error (bare `${messages}` excepted), whatever its suffix.
+- Values: None becomes "", anything else `str()`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from verdict.errors import InvalidArgument
+
+__all__ = ["NAMESPACES", "InterpolationError", "Namespaces", "interpolate"]
+
+NAMESPACES = ("context", "captured", "prev", "result", "state", "loop", "env", "messages", "param")
+"""The top-level keys the request's `context` may carry; any other key is rejected as a likely typo."""
+
+_REFERENCE = re.compile(r"\$\$\{|\$\{([^}]+)\}")
+_LAST_N = re.compile(r"^last\((\d+)\)$")
+_DEFAULT = ":default="
+_SHELL = ":shell"
+
+
+class InterpolationError(Exception):
+    """Raised when a reference cannot be resolved; each evaluator decides what a failure means (reference §6)."""
+
+
+@dataclass(frozen=True)
+class Namespaces:
+    """The request's interpolation namespaces, validated once per request."""
+
+    values: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_context(cls, context: Mapping[str, Any]) -> Namespaces:
+        """Check the shape of the request's `context` and normalise its numbers.
+
+        A Struct carries every number as a double, so `iteration: 3` arrives as 3.0 and would interpolate as "3.0"
+        where the reference printed "3"; integral floats are turned back into ints here, once.
+        Raises InvalidArgument naming `context.<key>` for an unknown namespace or a namespace of the wrong shape.
+        """
+        values: dict[str, Any] = {}
+        for name, value in context.items():
+            if name not in NAMESPACES:
+                raise InvalidArgument(
+                    f"context has no namespace {name!r}; the namespaces are {', '.join(NAMESPACES)}",
+                    field=f"context.{name}",
+                )
+            if value is None:
+                continue
+            if name == "messages":
+                if not isinstance(value, list | Mapping):
+                    raise InvalidArgument(
+                        "context.messages must be a list of strings or a mapping with `log` and `summary`",
+                        field="context.messages",
+                    )
+            elif not isinstance(value, Mapping):
+                raise InvalidArgument(f"context.{name} must be a mapping", field=f"context.{name}")
+            values[name] = _normalise(value)
+        return cls(values)
+
+    def resolve(self, namespace: str, path: str) -> Any:
+        """The value at `namespace.path`. Raises InterpolationError when there is none."""
+        if namespace not in NAMESPACES:
+            raise InterpolationError(f"Unknown namespace: {namespace}")
+        if namespace == "messages":
+            return self._messages(path)
+        if namespace in ("prev", "result") and namespace not in self.values:
+            what = "previous state result" if namespace == "prev" else "evaluation result"
+            raise InterpolationError(f"No {what} available")
+        data = self.values.get(namespace, {})
+        if namespace == "env":
+            if path not in data:
+                raise InterpolationError(f"Environment variable '{path}' not set")
+            return data[path]
+        if namespace == "state":
+            return self._property(data, path, "state", ("name", "iteration"))
+        if namespace == "loop":
+            if path == "elapsed" and "elapsed" not in data and "elapsed_ms" in data:
+                return _format_duration(data["elapsed_ms"])
+            return self._property(data, path, "loop", ("name", "started_at", "elapsed_ms", "elapsed"))
+        return _walk(data, path, namespace)
+
+    @staticmethod
+    def _property(data: Mapping[str, Any], key: str, namespace: str, known: tuple[str, ...]) -> Any:
+        if key not in known:
+            raise InterpolationError(f"Unknown {namespace} property: {key}")
+        if key not in data:
+            raise InterpolationError(f"{namespace}.{key} is not in the request context")
+        return data[key]
+
+    def _messages(self, path: str) -> str:
+        raw = self.values.get("messages", [])
+        log = raw.get("log", []) if isinstance(raw, Mapping) else raw
+        entries = [str(entry) for entry in log] if isinstance(log, list) else []
+        if not path or path == "output":
+            return "\n".join(entries)
+        last = _LAST_N.match(path)
+        if last:
+            count = int(last.group(1))
+            return "\n".join(entries[-count:]) if count else ""
+        if path == "summary":
+            summary = raw.get("summary", "") if isinstance(raw, Mapping) else ""
+            return "" if summary is None else str(summary)
+        raise InterpolationError(f"Unknown messages property: {path!r}")
+
+
+def _walk(data: Any, path: str, namespace: str) -> Any:
+    parts = path.split(".")
+    current = data
+    for index, part in enumerate(parts):
+        if isinstance(current, Mapping) and part in current:
+            current = current[part]
+        else:
+            raise InterpolationError(f"Path '{'.'.join(parts[: index + 1])}' not found in {namespace}")
+    return current
+
+
+def _normalise(value: Any) -> Any:
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer() and abs(value) < 2**63:
+        return int(value)
+    if isinstance(value, Mapping):
+        return {key: _normalise(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_normalise(item) for item in value]
+    return value
+
+
+def _format_duration(milliseconds: Any) -> str:
+    """`elapsed` from `elapsed_ms`: "500ms", "30s", "2m", "2m 15s" (the reference's format)."""
+    try:
+        ms = int(milliseconds)
+    except (TypeError, ValueError):
+        raise InterpolationError(f"loop.elapsed_ms is not a number: {milliseconds!r}") from None
+    if ms < 1000:
+        return f"{ms}ms"
+    seconds = ms // 1000
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, remainder = divmod(seconds, 60)
+    return f"{minutes}m" if remainder == 0 else f"{minutes}m {remainder}s"
+
+
+def interpolate(template: str, namespaces: Namespaces) -> str:
+    """Replace every `${...}` reference in `template`. Raises InterpolationError on the first unresolvable one."""
+    return _REFERENCE.sub(lambda match: _replace(match, namespaces), template)
+
+
+def _replace(match: re.Match[str], namespaces: Namespaces) -> str:
+    expression = match.group(1)
+    if expression is None:
+        return "${"
+    default: str | None = None
+    optional = shell = False
+    if _DEFAULT in expression:
+        expression, default = expression.split(_DEFAULT, 1)
+        if expression.endswith(("?", _SHELL)):
+            raise InterpolationError(f"Ambiguous suffix in ${{{match.group(1)}}}: the suffixes are mutually exclusive")
+    elif expression.endswith("?"):
+        optional = True
+        expression = expression[:-1]
+    elif expression.endswith(_SHELL):
+        shell = True
+        expression = expression[: -len(_SHELL)]
+    if (optional or shell) and expression.endswith(("?", _SHELL)):
+        raise InterpolationError(f"Ambiguous suffix in ${{{match.group(1)}}}: the suffixes are mutually exclusive")
+    if expression == "messages":
+        namespace, path = "messages", ""
+    elif "." not in expression:
+        raise InterpolationError(f"Invalid variable: ${{{expression}}} (expected namespace.path)")
+    else:
+        namespace, path = expression.split(".", 1)
+    try:
+        value = namespaces.resolve(namespace, path)
+    except InterpolationError:
+        if default is not None:
+            return default
+        if optional:
+            return ""
+        raise
+    if value is None:
+        return ""
+    text = str(value)
+    return shlex.quote(text) if shell else text

@@ -1,0 +1,120 @@
+"""Where a request may touch the file system: only inside the configured `workspace_root`.
+
+A request names a workspace (diff_stall's repository, the comparator's baseline, contract's files) as a string the
+server did not choose. Every such path is resolved here, symlinks included, and refused unless the result still lies
+inside the root, so `../`, an absolute path elsewhere, or a symlink pointing out cannot reach the rest of the host.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from verdict.errors import FailedPrecondition, PermissionDenied
+
+__all__ = ["Repository", "find_repository", "resolve_inside"]
+
+
+def resolve_inside(root: str | Path, path: str | Path) -> Path:
+    """Resolve `path` (relative paths against `root`) with symlinks followed, and return it if it lies inside `root`.
+
+    Raises FailedPrecondition when no root is configured (an empty root would otherwise mean "anywhere"), and
+    PermissionDenied when the resolved path escapes the resolved root. The path need not exist: callers that need it
+    to report its absence themselves, as a verdict.
+    """
+    if not str(root):
+        raise FailedPrecondition(
+            "no workspace_root is configured, so the server reads no files (set --workspace-root)",
+            reason="NO_WORKSPACE_ROOT",
+        )
+    if "\0" in str(path):
+        raise PermissionDenied("a path with a NUL byte names no file", metadata={"path": repr(str(path))})
+    resolved_root = Path(root).resolve()
+    resolved = (resolved_root / path).resolve()
+    if not resolved.is_relative_to(resolved_root):
+        raise PermissionDenied(
+            f"{str(path)!r} resolves outside the workspace root",
+            metadata={"path": str(path)},
+        )
+    return resolved
+
+
+@dataclass(frozen=True)
+class Repository:
+    """A git repository found inside the workspace root: its metadata directory and its work tree."""
+
+    git_dir: Path
+    work_tree: Path
+
+
+_GITDIR_PREFIX = "gitdir:"
+_MAX_POINTER_BYTES = 64 * 1024
+
+
+def find_repository(root: str | Path, start: Path) -> Repository | None:
+    """The repository `start` (an already-resolved path inside `root`) belongs to, looking no higher than `root`.
+
+    Git itself would walk above the root and follow a `.git` file, `commondir`, `objects`, the index or
+    `objects/info/alternates` to anywhere on the host; a hostile workspace could use any of them to have the server
+    read another repository. Each of those is resolved here and must stay inside the root, else PermissionDenied.
+    The caller then hands git the directories found (GIT_DIR, GIT_WORK_TREE), so git does no discovery of its own.
+    Returns None when there is no repository between `start` and `root`.
+    """
+    resolved_root = Path(root).resolve()
+    current = start
+    while True:
+        marker = current / ".git"
+        if marker.is_symlink() or marker.exists():
+            git_dir = _inside(resolved_root, _git_dir(marker), "the repository's .git")
+            common = git_dir
+            if (git_dir / "commondir").is_file():
+                pointer = _read_pointer(git_dir / "commondir")
+                common = _inside(resolved_root, (git_dir / pointer).resolve(), "the repository's commondir")
+            for part in (git_dir / "index", common / "objects"):
+                _inside(resolved_root, part.resolve(), f"the repository's {part.name}")
+            _check_alternates(resolved_root, common / "objects")
+            return Repository(git_dir=git_dir, work_tree=current)
+        if current == resolved_root or current == current.parent:
+            return None
+        current = current.parent
+
+
+def _git_dir(marker: Path) -> Path:
+    """`.git` is the metadata directory itself, or a file `gitdir: <path>` (worktrees, submodules) pointing to it."""
+    if marker.is_dir():
+        return marker.resolve()
+    pointer = _read_pointer(marker)
+    if not pointer.startswith(_GITDIR_PREFIX):
+        raise PermissionDenied("the workspace's .git file is not a `gitdir:` pointer", reason="HOSTILE_REPOSITORY")
+    return (marker.parent / pointer[len(_GITDIR_PREFIX) :].strip()).resolve()
+
+
+def _read_pointer(path: Path) -> str:
+    """The whole of a small metadata file; a longer one is refused, since a cut-off path is not the path git reads."""
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(_MAX_POINTER_BYTES + 1)
+    except OSError as exc:
+        raise PermissionDenied(f"cannot read {path.name} of the repository: {exc.strerror}") from None
+    if len(data) > _MAX_POINTER_BYTES:
+        raise PermissionDenied(f"the repository's {path.name} is implausibly large", reason="HOSTILE_REPOSITORY")
+    return data.decode("utf-8", "replace").strip()
+
+
+def _inside(root: Path, path: Path, what: str) -> Path:
+    if not path.is_relative_to(root):
+        raise PermissionDenied(f"{what} lies outside the workspace root", reason="HOSTILE_REPOSITORY")
+    return path
+
+
+def _check_alternates(root: Path, objects: Path) -> None:
+    alternates = objects / "info" / "alternates"
+    if not alternates.is_file():
+        return
+    for line in _read_pointer(alternates).splitlines():
+        entry = line.strip()
+        if not entry or entry.startswith("#"):
+            continue
+        if entry.startswith('"'):
+            raise PermissionDenied("quoted object alternates are not followed", reason="HOSTILE_REPOSITORY")
+        _inside(root, (objects / entry).resolve(), "an object alternate of the repository")

@@ -1,0 +1,279 @@
+"""diff_stall against real git repositories made in a temporary folder, including hostile ones."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from verdict.config import Config
+from verdict.errors import FailedPrecondition, InvalidArgument, PermissionDenied
+from verdict.evaluators import EvaluationInput, EvaluationResult, Evaluations
+from verdict.metrics import Metrics
+from verdict.runner import Runner
+
+GIT_ENV = {
+    "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+    "HOME": "/nonexistent",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.com",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.com",
+}
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=repo, env=GIT_ENV, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def make_repo(path: Path, files: Mapping[str, str] | None = None) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q")
+    for name, text in (files or {"src/app.py": "print(1)\n", "docs/readme.md": "hi\n"}).items():
+        (path / name).parent.mkdir(parents=True, exist_ok=True)
+        (path / name).write_text(text)
+    git(path, "add", "-A")
+    git(path, "commit", "-qm", "init")
+    return path
+
+
+class Loop:
+    def __init__(self, evaluations: Evaluations, workspace: str, **config: Any) -> None:
+        self.evaluations = evaluations
+        self.workspace = workspace
+        self.config = {"type": "diff_stall", **config}
+        self.token = b""
+
+    async def step(self, exit_code: int = 0) -> EvaluationResult:
+        request = EvaluationInput(self.config, "", exit_code, state=self.token, workspace=self.workspace)
+        result = await self.evaluations.evaluate(request)
+        self.token = result.state
+        return result
+
+
+async def test_changes_reset_and_no_change_stalls(evaluations: Evaluations, root: Path) -> None:
+    repo = make_repo(root / "proj")
+    loop = Loop(evaluations, "proj")
+    first = await loop.step()
+    assert (first.verdict, first.details) == ("yes", {"stall_count": 0, "max_stall": 1, "diff_changed": True})
+    same = await loop.step()
+    assert (same.verdict, same.details) == ("no", {"stall_count": 1, "max_stall": 1, "diff_changed": False})
+    (repo / "src/app.py").write_text("print(2)\n")
+    changed = await loop.step()
+    assert (changed.verdict, changed.details["diff_changed"], changed.details["stall_count"]) == ("yes", True, 0)
+    again = await loop.step()
+    assert again.verdict == "no"
+    (repo / "src/app.py").write_text("print(2)\nprint(3)\n")
+    assert (await loop.step()).verdict == "yes"
+
+
+async def test_max_stall_counts_unchanged_calls(evaluations: Evaluations, root: Path) -> None:
+    make_repo(root / "proj")
+    loop = Loop(evaluations, "proj", max_stall=2)
+    assert [(await loop.step()).verdict for _ in range(4)] == ["yes", "yes", "no", "no"]
+
+
+async def test_scope_limits_what_counts_as_progress(evaluations: Evaluations, root: Path) -> None:
+    repo = make_repo(root / "proj")
+    loop = Loop(evaluations, "proj", scope=["src"])
+    assert (await loop.step()).verdict == "yes"
+    (repo / "docs/readme.md").write_text("changed outside the scope\n")
+    assert (await loop.step()).verdict == "no"
+    (repo / "src/app.py").write_text("print('in scope')\n")
+    assert (await loop.step()).verdict == "yes"
+
+
+async def test_token_is_bound_to_scope_and_workspace(evaluations: Evaluations, root: Path) -> None:
+    make_repo(root / "a")
+    make_repo(root / "b")
+    token = (await Loop(evaluations, "a").step()).state
+    for config, workspace in (({"type": "diff_stall", "scope": ["src"]}, "a"), ({"type": "diff_stall"}, "b")):
+        with pytest.raises(InvalidArgument):
+            await evaluations.evaluate(EvaluationInput(config, state=token, workspace=workspace))
+    same = await evaluations.evaluate(EvaluationInput({"type": "diff_stall"}, state=token, workspace=str(root / "a")))
+    assert same.verdict == "no", "an absolute path to the same workspace is the same workspace"
+
+
+async def test_workspace_is_relative_to_the_root_and_may_be_a_subdirectory(
+    evaluations: Evaluations, root: Path
+) -> None:
+    repo = make_repo(root / "proj")
+    loop = Loop(evaluations, "proj/src", scope=["."])
+    assert (await loop.step()).verdict == "yes"
+    (repo / "docs/readme.md").write_text("outside the pathspec, which is relative to the workspace\n")
+    assert (await loop.step()).verdict == "no"
+
+
+async def test_empty_workspace_is_the_root(evaluations: Evaluations, root: Path) -> None:
+    make_repo(root)
+    assert (await Loop(evaluations, "").step()).verdict == "yes"
+
+
+async def test_not_a_repository_is_an_error_verdict(evaluations: Evaluations, root: Path) -> None:
+    (root / "plain").mkdir()
+    result = await Loop(evaluations, "plain").step()
+    assert result.verdict == "error"
+    assert "not in a git repository" in result.details["error"]
+    assert result.state == b""
+
+
+async def test_repository_above_the_root_is_not_used(metrics: Metrics, tmp_path: Path) -> None:
+    outer = make_repo(tmp_path / "outer")
+    inner_root = outer / "workspaces"
+    inner_root.mkdir()
+    evaluations = Evaluations(Config(workspace_root=str(inner_root)), Runner(metrics), metrics)
+    result = await Loop(evaluations, "").step()
+    assert result.verdict == "error"
+
+
+async def test_missing_workspace_is_an_error_verdict(evaluations: Evaluations) -> None:
+    result = await Loop(evaluations, "gone").step()
+    assert result.verdict == "error"
+    assert "not a directory" in result.details["error"]
+
+
+async def test_error_verdict_keeps_the_token(evaluations: Evaluations, root: Path) -> None:
+    repo = make_repo(root / "proj")
+    loop = Loop(evaluations, "proj")
+    await loop.step()
+    token = loop.token
+    (repo / ".git/index").write_bytes(b"not an index")
+    result = await loop.step()
+    assert result.verdict == "error"
+    assert result.details["error"].startswith("git diff failed: ")
+    assert result.state == token
+
+
+async def test_timed_out_action_short_circuits_before_git(evaluations: Evaluations) -> None:
+    result = await Loop(evaluations, "does-not-matter").step(exit_code=124)
+    assert result.verdict == "error"
+    assert result.details == {"exit_code": 124, "error": "action timed out"}
+
+
+async def test_exit_code_aware_other_failures_still_diff(evaluations: Evaluations, root: Path) -> None:
+    make_repo(root / "proj")
+    assert (await Loop(evaluations, "proj").step(exit_code=1)).verdict == "yes"
+
+
+async def test_no_workspace_root_is_failed_precondition(metrics: Metrics) -> None:
+    evaluations = Evaluations(Config(), Runner(metrics), metrics)
+    with pytest.raises(FailedPrecondition, match="workspace_root"):
+        await evaluations.evaluate(EvaluationInput({"type": "diff_stall"}, workspace="proj"))
+
+
+@pytest.mark.parametrize("escape", ["..", "../outside", "proj/../../outside", "/etc", "link"])
+async def test_workspace_escaping_the_root_is_permission_denied(
+    evaluations: Evaluations, root: Path, tmp_path: Path, escape: str
+) -> None:
+    outside = make_repo(tmp_path / "outside")
+    (root / "link").symlink_to(outside)
+    with pytest.raises(PermissionDenied):
+        await evaluations.evaluate(EvaluationInput({"type": "diff_stall"}, workspace=escape))
+
+
+async def test_git_metadata_pointing_outside_the_root_is_permission_denied(
+    evaluations: Evaluations, root: Path, tmp_path: Path
+) -> None:
+    outside = make_repo(tmp_path / "outside")
+    worktree = root / "worktree"
+    worktree.mkdir()
+    (worktree / ".git").write_text(f"gitdir: {outside / '.git'}\n")
+    with pytest.raises(PermissionDenied):
+        await Loop(evaluations, "worktree").step()
+    linked = root / "linked"
+    linked.mkdir()
+    (linked / ".git").symlink_to(outside / ".git")
+    with pytest.raises(PermissionDenied):
+        await Loop(evaluations, "linked").step()
+    alternates = make_repo(root / "alternates")
+    (alternates / ".git/objects/info/alternates").write_text(f"{outside / '.git/objects'}\n")
+    with pytest.raises(PermissionDenied):
+        await Loop(evaluations, "alternates").step()
+
+
+def _arm(repo: Path, marker_dir: Path) -> dict[str, Path]:
+    """Configure every command-running git feature a `git diff --stat` could reach; each leaves a marker file."""
+    markers = {name: marker_dir / name for name in ("fsmonitor", "filter", "external", "textconv", "pager", "hook")}
+    hooks = repo / ".git/hooks"
+    hooks.mkdir(exist_ok=True)
+    hook = hooks / "post-index-change"
+    hook.write_text(f"#!/bin/sh\ntouch {markers['hook']}\n")
+    hook.chmod(0o755)
+    git(repo, "config", "core.fsmonitor", f"touch {markers['fsmonitor']}; false")
+    git(repo, "config", "filter.evil=name.clean", f"touch {markers['filter']}; cat")
+    git(repo, "config", "filter.evil=name.smudge", "cat")
+    git(repo, "config", "filter.evil=name.required", "true")
+    git(repo, "config", "diff.external", f"sh -c 'touch {markers['external']}'")
+    git(repo, "config", "diff.conv.textconv", f"sh -c 'touch {markers['textconv']}; cat \"$0\"'")
+    git(repo, "config", "core.pager", f"touch {markers['pager']}; cat")
+    git(repo, "config", "color.diff", "always")
+    (repo / ".gitattributes").write_text("*.py filter=evil=name diff=conv\n")
+    return markers
+
+
+async def test_hostile_repository_runs_none_of_its_commands(
+    evaluations: Evaluations, root: Path, tmp_path: Path
+) -> None:
+    repo = make_repo(root / "hostile")
+    marker_dir = tmp_path / "markers"
+    marker_dir.mkdir()
+    markers = _arm(repo, marker_dir)
+    (repo / "src/app.py").write_text("print('changed')\n")
+
+    # Control: plain git in this repository does run them, so the assertions below can fail.
+    for argv in (["git", "diff", "--stat"], ["git", "-c", "core.pager=", "diff"]):
+        await asyncio.to_thread(subprocess.run, argv, cwd=repo, env=GIT_ENV, capture_output=True, check=False)
+    fired = {name for name, marker in markers.items() if marker.exists()}
+    assert {"fsmonitor", "filter", "external"} <= fired, fired
+    for marker in markers.values():
+        marker.unlink(missing_ok=True)
+
+    loop = Loop(evaluations, "hostile")
+    first = await loop.step()
+    os.utime(repo / "src/app.py")  # stat-dirty again: forces a rehash (filters) on the next call
+    second = await loop.step()
+    assert first.verdict == "yes"
+    assert second.verdict == "no"
+    assert not [name for name, marker in markers.items() if marker.exists()]
+    assert "\x1b[" not in first.state.decode(), "colour config is overridden"
+    assert b"app.py" in first.state
+
+
+async def test_git_timeout_is_an_error_verdict(
+    metrics: Metrics, root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_repo(root / "proj")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "git"
+    fake.write_text("#!/bin/sh\nexec sleep 30\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    evaluations = Evaluations(Config(workspace_root=str(root), git_timeout_seconds=0.3), Runner(metrics), metrics)
+    result = await Loop(evaluations, "proj").step()
+    assert (result.verdict, result.details) == ("error", {"error": "git diff timed out"})
+
+
+async def test_missing_git_is_an_error_verdict(
+    evaluations: Evaluations, root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_repo(root / "proj")
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    result = await Loop(evaluations, "proj").step()
+    assert (result.verdict, result.details) == ("error", {"error": "git not found in PATH"})
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to hand the repository to another user")
+async def test_repository_owned_by_another_user(evaluations: Evaluations, root: Path) -> None:
+    repo = make_repo(root / "theirs")
+    for path in [repo, *repo.rglob("*")]:
+        os.lchown(path, 65534, 65534)
+    assert (await Loop(evaluations, "theirs").step()).verdict == "yes"

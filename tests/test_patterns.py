@@ -1,0 +1,92 @@
+"""Time-bounded regular expressions from requests: substring fallback, findall shapes, timeouts off the loop."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import regex
+
+from verdict.patterns import MAX_EXPANSION, PatternTimeout, PatternTooLarge, expansion, findall, search
+
+CATASTROPHIC = "(a|aa)+$"
+SLOW_TEXT = "a" * 60 + "b"
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text", "expected"),
+    [
+        (r"\d+ passed", "12 passed", True),
+        (r"\d+ passed", "no tests", False),
+        ("", "anything", True),
+        ("a(b", "xa(b", True),
+        ("a(b", "ab", False),
+        ("[", "a[b", True),
+        ("^b", "a\nb", False),
+        ("Error", "error", False),
+        (r"(?<=ab+)c", "abbbc", True),
+    ],
+)
+async def test_search(pattern: str, text: str, expected: bool) -> None:
+    assert await search(pattern, text, timeout=1) is expected
+
+
+async def test_search_flags() -> None:
+    assert await search("^b", "a\nb", timeout=1, flags=regex.MULTILINE)
+    assert await search("error", "ERROR", timeout=1, flags=regex.IGNORECASE)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text", "expected"),
+    [
+        (r"\d+", "1 22 333", ["1", "22", "333"]),
+        (r"id=(\w+)", "id=a id=b", ["a", "b"]),
+        (r"(\w+): (\w+)", "name: str, age: int", ["name: str", "age: int"]),
+        (r"x(y)?", "x xy", ["", "y"]),
+        ("a(", "a( b a(", ["a(", "a("]),
+        ("", "abc", ["", "", "", ""]),
+        (r"def \w+\(.*?\)", "def a(\n  x)\ndef b()", ["def a(\n  x)", "def b()"]),
+    ],
+)
+async def test_findall(pattern: str, text: str, expected: list[str]) -> None:
+    assert await findall(pattern, text, timeout=1, flags=regex.DOTALL) == expected
+
+
+@pytest.mark.parametrize("call", [search, findall])
+async def test_catastrophic_pattern_times_out(call: object) -> None:
+    started = time.monotonic()
+    with pytest.raises(PatternTimeout) as raised:
+        await call(CATASTROPHIC, SLOW_TEXT, timeout=0.2)  # type: ignore[operator]
+    assert raised.value.timeout == 0.2
+    assert time.monotonic() - started < 5, "the bound stops the match itself"
+
+
+@pytest.mark.parametrize(
+    ("pattern", "low", "high"),
+    [
+        (r"\d{4}-\d{2}-\d{2}", 1, 20),
+        ("a{1000}", 1000, 1000),
+        ("(?:a{1000}){1000}", 1_000_000, 1_010_000),
+        ("((ab){10}){10}", 200, 300),
+        (r"\p{L}{5}", 5, 5),
+        ("[{]{99}", 99, 99),
+        ("a{9999999999999999999999}", 10**9, 10**9),
+        ("(?x) (?: a{1000} # ) hides a parenthesis\n ){1000}", 1_000_000, 10**12),
+        ("(?#)){100}(a{100}){100}", 10_000, 10**12),
+    ],
+)
+def test_expansion_estimate(pattern: str, low: int, high: int) -> None:
+    assert low <= expansion(pattern) <= high
+
+
+@pytest.mark.parametrize("call", [search, findall])
+@pytest.mark.parametrize("pattern", ["a{1000000000}", "(?:(?:a{1000}){1000}){1000}", "(?x)a{200000}"])
+async def test_pattern_that_would_exhaust_memory_is_refused_before_compiling(call: object, pattern: str) -> None:
+    with pytest.raises(PatternTooLarge) as raised:
+        await call(pattern, "aaa", timeout=1)  # type: ignore[operator]
+    assert raised.value.expansion > MAX_EXPANSION
+    assert isinstance(raised.value, PatternTimeout), "callers that bound time bound this too"
+
+
+async def test_large_but_reasonable_repetition_is_allowed() -> None:
+    assert await search("a{5000}", "a" * 5000, timeout=5)
