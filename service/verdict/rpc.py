@@ -186,7 +186,8 @@ class VerdictServicer:
                 completion_tokens=request.completion_tokens,
                 request_text=request.request_text,
                 model=request.model,
-            )
+            ),
+            deadline=_deadline(context),
         )
         return verification_to_proto(verification)
 

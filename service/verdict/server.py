@@ -34,6 +34,7 @@ from prometheus_client import CollectorRegistry
 
 from verdict.config import Config
 from verdict.evaluators import Evaluations
+from verdict.judges import build_judges
 from verdict.metrics import Metrics
 from verdict.observe import MetricsInterceptor
 from verdict.rpc import SERVICE_DESCRIPTOR, SERVICE_NAME, VerdictServicer, method_handlers
@@ -123,21 +124,10 @@ def build_components(
             "git": SlotLimit("git", config.max_concurrent_shell_checks, queue=256),
         },
     )
-    closers: list[Any] = []
-    judged: Mapping[str, Any] | None = None
-    second_opinion = None
-    try:
-        from verdict.judges import build_judges
-    except ImportError:  # pragma: no cover - the judges package is optional while it is being built
-        build_judges = None  # type: ignore[assignment]
-    if build_judges is not None:
-        judges = build_judges(config, runner, metrics, env)
-        judged = judges.evaluators
-        second_opinion = judges.second_opinion
-        closers.append(judges.aclose)
-    verifier = Verifier(config, runner, metrics, second_opinion=second_opinion)
-    evaluations = Evaluations(config, runner, metrics, judged=judged)
-    return runner, verifier, evaluations, closers
+    judges = build_judges(config, runner, metrics, env)
+    verifier = Verifier(config, runner, metrics, second_opinion=judges.second_opinion)
+    evaluations = Evaluations(config, runner, metrics, judged=judges.evaluators)
+    return runner, verifier, evaluations, [judges.aclose]
 
 
 async def build_server(

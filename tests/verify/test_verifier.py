@@ -217,7 +217,9 @@ class TestSecondOpinion:
             self.error = error
             self.asked: list[tuple[VerifyInput, Verification]] = []
 
-        async def consider(self, request: VerifyInput, verification: Verification) -> SecondOpinionResult | None:
+        async def consider(
+            self, request: VerifyInput, verification: Verification, deadline: float | None = None
+        ) -> SecondOpinionResult | None:
             self.asked.append((request, verification))
             if self.error is not None:
                 raise self.error

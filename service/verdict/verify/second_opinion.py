@@ -18,8 +18,12 @@ __all__ = ["SecondOpinion"]
 class SecondOpinion(Protocol):
     """Something that can read an unverifiable answer and say whether it looks complete."""
 
-    async def consider(self, request: VerifyInput, verification: Verification) -> SecondOpinionResult | None:
+    async def consider(
+        self, request: VerifyInput, verification: Verification, deadline: float | None = None
+    ) -> SecondOpinionResult | None:
         """A usable reading of the answer, or None when there is none (not worth asking, judge failed, no sample).
+
+        `deadline` is the caller's, as a `time.monotonic()` value: a judge the caller cannot wait for is not started.
 
         A judge that malfunctions must return None, never a failing verdict: the model must not be charged for it.
         """

@@ -64,7 +64,7 @@ class Verifier:
         self._pool: ProcessPool | None = None
         self._closed = False
 
-    async def verify(self, request: VerifyInput) -> Verification:
+    async def verify(self, request: VerifyInput, *, deadline: float | None = None) -> Verification:
         """The verdict on one completion. Raises Unavailable after `close()`; a failing checker is never an error."""
         if self._closed:
             raise Unavailable("the verifier is closed")
@@ -76,7 +76,7 @@ class Verifier:
             else:
                 verification = NO_BLOCKS
         if verification.verdict is Verdict.UNVERIFIABLE and self._second_opinion and not is_tool_turn(request):
-            opinion = await self._ask_second_opinion(self._second_opinion, request, verification)
+            opinion = await self._ask_second_opinion(self._second_opinion, request, verification, deadline)
             if opinion is not None:
                 verification = dataclasses.replace(verification, second_opinion=opinion)
         self._metrics.verifications.labels(verdict=verification.verdict.value).inc()
@@ -184,11 +184,11 @@ class Verifier:
             pool.join(timeout=5)
 
     async def _ask_second_opinion(
-        self, judge: SecondOpinion, request: VerifyInput, verification: Verification
+        self, judge: SecondOpinion, request: VerifyInput, verification: Verification, deadline: float | None
     ) -> SecondOpinionResult | None:
         """The judge's reading, or None. A judge that fails costs the caller nothing: the structural verdict stands."""
         try:
-            return await judge.consider(request, verification)
+            return await judge.consider(request, verification, deadline=deadline)
         except asyncio.CancelledError:
             raise
         except Exception:

@@ -1,0 +1,232 @@
+"""comparator: a blind A/B judgement of the output against a baseline (reference §3.2, ENH-1828).
+
+The reference hid which output was which by a coin flip per pair. That does not cancel position bias: a judge that
+prefers whatever sits in position A hands the win to whichever arm the coin put there, so the verdict is the coin's.
+Here every pair is judged in **both orders** (the output as A, then as B) and an arm's pass counts only when both
+orders give it: a preference for a position then passes neither arm and the result is a tie, while a real
+difference survives the swap.
+
+A judge that fails (timeout, missing CLI, unreadable answer) makes the verdict `error` with the cause, where the
+reference quietly counted a tie: a comparison that never happened says nothing about the output.
+
+The baseline is inline in the request (`baseline`) or the file `<baseline_path>/output.txt` inside the workspace.
+A missing baseline is `no_baseline`, or with `auto_promote` the output becomes the baseline (`bootstrapped`); with
+`auto_promote` a winning output replaces the baseline: the file is written in workspace mode, and the details say
+`promoted` so an inline caller can store it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from verdict.evaluators.model import EvaluationInput, EvaluationResult
+from verdict.judges.envelopes import JudgeReply
+from verdict.judges.files import read_text, workspace_file, write_text
+from verdict.judges.payload import verdict_payload
+from verdict.judges.service import JudgeAnswer, JudgeRequest, JudgeService
+
+__all__ = ["BLIND_SCHEMA", "DEFAULT_FRAMING", "Comparator", "Ruling", "build_blind_prompt", "read_ruling", "tally"]
+
+OUTPUT_TAIL_CHARS = 4000
+BASELINE_FILE = "output.txt"
+
+BLIND_SCHEMA: Mapping[str, Any] = {
+    "type": "object",
+    "properties": {
+        "verdict_a": {"type": "string", "enum": ["yes", "no"], "description": "Whether Output A meets the criteria"},
+        "verdict_b": {"type": "string", "enum": ["yes", "no"], "description": "Whether Output B meets the criteria"},
+        "confidence": {"type": "number", "minimum": 0, "maximum": 1, "description": "Confidence in the verdicts"},
+        "reason": {"type": "string", "description": "Brief explanation comparing the two outputs"},
+    },
+    "required": ["verdict_a", "verdict_b", "confidence", "reason"],
+}
+
+DEFAULT_FRAMING = (
+    "Two outputs, 'Output A' and 'Output B', come from independent runs of the same task. Judge for each one "
+    "whether it meets the task's criteria. The labels are arbitrary and say nothing about which is better."
+)
+
+
+def build_blind_prompt(prompt: str | None, output_a: str, output_b: str) -> str:
+    """A custom prompt replaces the default framing, as in the reference."""
+    return (
+        f"{prompt or DEFAULT_FRAMING}\n\n"
+        f"<output_a>\n{output_a[-OUTPUT_TAIL_CHARS:]}\n</output_a>\n\n"
+        f"<output_b>\n{output_b[-OUTPUT_TAIL_CHARS:]}\n</output_b>"
+    )
+
+
+@dataclass(frozen=True)
+class Ruling:
+    """One order's judgement, de-anonymised. An arm passes only on exactly "yes"; a missing verdict is "no"."""
+
+    harness_is_a: bool
+    verdict_a: str
+    verdict_b: str
+    confidence: float
+    reason: str
+
+    @property
+    def harness_pass(self) -> bool:
+        return (self.verdict_a if self.harness_is_a else self.verdict_b) == "yes"
+
+    @property
+    def baseline_pass(self) -> bool:
+        return (self.verdict_b if self.harness_is_a else self.verdict_a) == "yes"
+
+    def raw(self) -> dict[str, Any]:
+        return {"verdict_a": self.verdict_a, "verdict_b": self.verdict_b, "harness_is_a": self.harness_is_a}
+
+
+def read_ruling(payload: Mapping[str, Any], *, harness_is_a: bool) -> Ruling:
+    """The judge's answer object as a Ruling. A confidence that is not a number counts as 0."""
+    try:
+        confidence = float(payload.get("confidence", 0.0))
+    except (TypeError, ValueError):
+        confidence = 0.0
+    return Ruling(
+        harness_is_a,
+        str(payload.get("verdict_a", "no")),
+        str(payload.get("verdict_b", "no")),
+        confidence,
+        str(payload.get("reason", "") or ""),
+    )
+
+
+def tally(pairs: list[tuple[Ruling, Ruling]]) -> tuple[str, int, int]:
+    """(verdict, harness wins, baseline wins): an arm wins a pair when it passes in both orders; more wins → yes or
+    no, equal → tie (both pass, both fail, or a position preference)."""
+    harness = sum(1 for first, second in pairs if first.harness_pass and second.harness_pass)
+    baseline = sum(1 for first, second in pairs if first.baseline_pass and second.baseline_pass)
+    verdict = "yes" if harness > baseline else "no" if baseline > harness else "tie"
+    return verdict, harness, baseline
+
+
+def _read_payload(reply: JudgeReply) -> dict[str, Any]:
+    return verdict_payload(reply, key="verdict_a")
+
+
+async def _both(first: Awaitable[JudgeAnswer], second: Awaitable[JudgeAnswer]) -> tuple[JudgeAnswer, JudgeAnswer]:
+    """Run two judge calls at once; if either raises, the other is cancelled (its process group killed)."""
+    tasks = [asyncio.ensure_future(first), asyncio.ensure_future(second)]
+    try:
+        return await tasks[0], await tasks[1]
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+
+
+class Comparator:
+    """The `comparator` evaluator: `await evaluator(config, request, deadline)`."""
+
+    def __init__(self, service: JudgeService) -> None:
+        self.service = service
+
+    async def __call__(
+        self, config: Mapping[str, Any], request: EvaluationInput, deadline: float | None
+    ) -> EvaluationResult:
+        output = request.output
+        auto_promote = bool(config.get("auto_promote", False))
+        baseline_file: Path | None = None
+        if config.get("baseline") is not None:
+            baseline = str(config["baseline"])
+        elif config.get("baseline_path"):
+            baseline_file = workspace_file(
+                self.service.config.workspace_root, request.workspace, str(config["baseline_path"]), BASELINE_FILE
+            )
+            try:
+                baseline = await read_text(baseline_file)
+            except FileNotFoundError:
+                if not auto_promote:
+                    return EvaluationResult(
+                        "no_baseline", {"reason": f"Baseline file not found: {config['baseline_path']}/{BASELINE_FILE}"}
+                    )
+                return await self._bootstrap(baseline_file, output)
+            except OSError as exc:
+                return EvaluationResult("error", {"error": f"cannot read the baseline: {exc.strerror or exc}"})
+        else:
+            return EvaluationResult("no_baseline", {"reason": "No baseline_path or baseline configured"})
+
+        model = config.get("model") or self.service.config.judge_model
+        min_pairs = max(1, int(config.get("min_pairs") or 1))
+        prompt = config.get("prompt")
+        pairs: list[tuple[Ruling, Ruling]] = []
+        host = ""
+        for _ in range(min_pairs):
+            answers = await _both(
+                self._judge(prompt, output, baseline, model, deadline, harness_is_a=True),
+                self._judge(prompt, output, baseline, model, deadline, harness_is_a=False),
+            )
+            host = answers[0].host
+            failed = next((answer for answer in answers if not answer.ok or answer.payload is None), None)
+            if failed is not None:
+                verdict, harness_wins, baseline_wins = tally(pairs)
+                return EvaluationResult(
+                    "error",
+                    {
+                        **failed.failure_details(),
+                        "harness_wins": harness_wins,
+                        "baseline_wins": baseline_wins,
+                        "pairs_judged": len(pairs),
+                        "min_pairs": min_pairs,
+                        "llm_model": model,
+                    },
+                )
+            first, second = (answer.payload or {} for answer in answers)
+            pairs.append((read_ruling(first, harness_is_a=True), read_ruling(second, harness_is_a=False)))
+        verdict, harness_wins, baseline_wins = tally(pairs)
+        last = pairs[-1][1]
+        details: dict[str, Any] = {
+            "harness_wins": harness_wins,
+            "baseline_wins": baseline_wins,
+            "min_pairs": min_pairs,
+            "reason": last.reason,
+            "raw": last.raw(),
+            "orders": [{"output_as_a": first.raw(), "output_as_b": second.raw()} for first, second in pairs],
+            "judge_host": host,
+            "llm_model": model,
+        }
+        if auto_promote and verdict == "yes":
+            if baseline_file is not None:
+                try:
+                    await write_text(baseline_file, output)
+                except OSError as exc:
+                    return EvaluationResult(
+                        "error", {**details, "error": f"cannot promote the output: {exc.strerror or exc}"}
+                    )
+            details["promoted"] = True
+        return EvaluationResult(verdict, details)
+
+    async def _bootstrap(self, baseline_file: Path, output: str) -> EvaluationResult:
+        try:
+            await write_text(baseline_file, output)
+        except OSError as exc:
+            return EvaluationResult("error", {"error": f"cannot write the baseline: {exc.strerror or exc}"})
+        return EvaluationResult(
+            "yes",
+            {
+                "reason": "No baseline found; current output promoted as new baseline.",
+                "bootstrapped": True,
+                "promoted": True,
+            },
+        )
+
+    def _judge(
+        self, prompt: str | None, output: str, baseline: str, model: str, deadline: float | None, *, harness_is_a: bool
+    ) -> Awaitable[JudgeAnswer]:
+        output_a, output_b = (output, baseline) if harness_is_a else (baseline, output)
+        return self.service.ask(
+            JudgeRequest(
+                prompt=build_blind_prompt(prompt, output_a, output_b),
+                model=model,
+                schema=BLIND_SCHEMA,
+                deadline=deadline,
+                read_payload=_read_payload,
+            )
+        )

@@ -1,0 +1,148 @@
+"""contract: does each producer still satisfy its consumer? One judge call per pair (reference §3.2, FEAT-1791).
+
+Each side is the pair's inline content or a file inside the workspace; an optional pattern (DOTALL, time-bounded
+like every pattern from a request) narrows it to its matches joined by newlines, otherwise the last 4000 characters
+are shown. Every pair gets its own result; the verdict is `error` if any pair errored, `yes` if all are aligned,
+`no` otherwise. A missing judge CLI stops at once (every pair would fail the same way).
+
+Beyond the reference, an answer outside yes/no is a pair error rather than a silent `no`: a judge that cannot follow
+the grammar has not found a mismatch.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import regex
+
+from verdict import patterns
+from verdict.evaluators.model import EvaluationInput, EvaluationResult
+from verdict.judges.files import read_text, workspace_file
+from verdict.judges.service import JudgeOutcome, JudgeRequest, JudgeService
+
+__all__ = ["CONTRACT_SCHEMA", "DEFAULT_RULE", "Contract", "aggregate", "build_contract_prompt"]
+
+OUTPUT_TAIL_CHARS = 4000
+DEFAULT_RULE = "the producer and consumer must be compatible"
+
+CONTRACT_SCHEMA: Mapping[str, Any] = {
+    "type": "object",
+    "properties": {
+        "verdict": {"type": "string", "enum": ["yes", "no"]},
+        "confidence": {"type": "number"},
+        "reason": {"type": "string"},
+    },
+    "required": ["verdict", "confidence", "reason"],
+}
+
+
+def build_contract_prompt(rule: str, producer: str, producer_text: str, consumer: str, consumer_text: str) -> str:
+    return (
+        "You are checking whether a producer's output satisfies a consumer's contract.\n\n"
+        f"Contract rule: {rule}\n\n"
+        f'<producer path="{producer}">\n{producer_text}\n</producer>\n\n'
+        f'<consumer path="{consumer}">\n{consumer_text}\n</consumer>\n\n'
+        "Does the producer satisfy the consumer's contract? Consider field names, types, casing and structure. "
+        "Answer yes if they are aligned, no if they are mismatched."
+    )
+
+
+def aggregate(pair_results: Sequence[Mapping[str, Any]]) -> str:
+    """Any error → error; every pair yes → yes; otherwise no."""
+    if any(result["verdict"] == "error" for result in pair_results):
+        return "error"
+    return "yes" if all(result["verdict"] == "yes" for result in pair_results) else "no"
+
+
+class _PairError(Exception):
+    pass
+
+
+class Contract:
+    """The `contract` evaluator: `await evaluator(config, request, deadline)`."""
+
+    def __init__(self, service: JudgeService) -> None:
+        self.service = service
+
+    async def __call__(
+        self, config: Mapping[str, Any], request: EvaluationInput, deadline: float | None
+    ) -> EvaluationResult:
+        pairs = config.get("pairs") or []
+        if not pairs:
+            return EvaluationResult(
+                "error", {"error": "contract evaluator requires at least one pair in evaluate.pairs"}
+            )
+        results: list[dict[str, Any]] = []
+        host = ""
+        for pair in pairs:
+            producer, consumer = str(pair.get("producer", "")), str(pair.get("consumer", ""))
+            result: dict[str, Any] = {"producer": producer, "consumer": consumer}
+            try:
+                producer_text = await self._side(pair, "producer", request)
+                consumer_text = await self._side(pair, "consumer", request)
+            except _PairError as exc:
+                results.append({**result, "verdict": "error", "error": str(exc)})
+                continue
+            answer = await self.service.ask(
+                JudgeRequest(
+                    prompt=build_contract_prompt(
+                        str(pair.get("contract") or DEFAULT_RULE), producer, producer_text, consumer, consumer_text
+                    ),
+                    model=self.service.config.judge_model,
+                    schema=CONTRACT_SCHEMA,
+                    deadline=deadline,
+                )
+            )
+            host = answer.host
+            result["llm_latency_ms"] = answer.latency_ms
+            if answer.outcome is JudgeOutcome.MISSING:
+                return EvaluationResult("error", answer.failure_details())
+            if not answer.ok or answer.payload is None:
+                results.append({**result, **answer.failure_details(), "verdict": "error"})
+                continue
+            results.append({**result, **_pair_verdict(answer.payload)})
+        details: dict[str, Any] = {"pair_results": results}
+        if host:
+            details["judge_host"] = host
+        return EvaluationResult(aggregate(results), details)
+
+    async def _side(self, pair: Mapping[str, Any], side: str, request: EvaluationInput) -> str:
+        path = str(pair.get(side, ""))
+        inline = pair.get(f"{side}_content")
+        if inline is not None:
+            text = str(inline)
+        else:
+            file = workspace_file(self.service.config.workspace_root, request.workspace, path)
+            try:
+                text = await read_text(file)
+            except OSError as exc:
+                raise _PairError(f"cannot read {side} file: {exc.strerror or exc}") from None
+        pattern = pair.get(f"{side}_pattern")
+        if not pattern:
+            return text[-OUTPUT_TAIL_CHARS:]
+        try:
+            matches = await patterns.findall(
+                str(pattern), text, timeout=self.service.config.regex_timeout_seconds, flags=regex.DOTALL
+            )
+        except patterns.PatternTimeout as exc:
+            raise _PairError(f"{side}_pattern: {exc}") from None
+        if not matches:
+            raise _PairError(f"{side}_pattern matched nothing in {path or 'the inline ' + side}")
+        return "\n".join(matches)
+
+
+def _pair_verdict(payload: Mapping[str, Any]) -> dict[str, Any]:
+    verdict = str(payload.get("verdict", "error"))
+    reason = str(payload.get("reason", "") or "")
+    if verdict not in ("yes", "no"):
+        return {"verdict": "error", "error": f"the judge's verdict {verdict!r} is not yes or no", "reason": reason}
+    raw_confidence = payload.get("confidence", 1.0)
+    try:
+        confidence = float(raw_confidence)
+        if isinstance(raw_confidence, bool) or math.isnan(confidence):
+            raise ValueError
+    except (TypeError, ValueError):
+        return {"verdict": "error", "error": f"the judge's confidence {raw_confidence!r} is not a number"}
+    return {"verdict": verdict, "confidence": confidence, "reason": reason}

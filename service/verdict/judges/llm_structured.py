@@ -1,0 +1,228 @@
+"""llm_structured: an LLM judge bound by a verbatim-evidence contract (reference §3.1, ENH-2342, ENH-3185).
+
+LLM self-grades are right a third to a half of the time, so the judge must quote the output for every yes, no,
+blocked or partial, and a verdict without a quote becomes `no`. The reference stopped there: a judge could invent a
+plausible quote and still pass. Here the quote is also looked up in the judged output (whitespace normalised, quote
+marks and `...` elisions tolerated) and a quote that is not there is treated exactly like a missing one, with the
+details saying so. `cannot_judge` is an honest abstention and needs no quote.
+
+The building blocks (prompt, grammar, evidence check, post-processing) are pure functions; `LlmStructured` is the
+evaluator the dispatcher calls, and the only part that waits for a judge.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from verdict.evaluators.interpolation import InterpolationError, Namespaces, interpolate
+from verdict.evaluators.model import EvaluationInput, EvaluationResult
+from verdict.judges.envelopes import JudgeReply
+from verdict.judges.payload import verdict_payload
+from verdict.judges.service import JudgeAnswer, JudgeRequest, JudgeService
+
+__all__ = [
+    "DEFAULT_PROMPT",
+    "DEFAULT_SCHEMA",
+    "EVIDENCE_CONTRACT",
+    "OUTPUT_TAIL_CHARS",
+    "VERDICTS",
+    "LlmStructured",
+    "build_prompt",
+    "evidence_found",
+    "settle",
+]
+
+OUTPUT_TAIL_CHARS = 4000
+"""The judge sees the last 4000 characters of the output: the end of a run is where success or failure shows."""
+
+VERDICTS = ("yes", "no", "blocked", "partial", "cannot_judge")
+
+DEFAULT_PROMPT = "Judge whether this action succeeded, from its output."
+
+EVIDENCE_CONTRACT = """Rules for your answer:
+1. Give one verdict: yes, no, partial, blocked (the work cannot go on without outside help) or cannot_judge.
+2. For yes, no, partial and blocked, quote the output word for word in `evidence`: the exact text that shows it.
+3. If you cannot quote text that shows your verdict, answer cannot_judge instead of guessing.
+4. A general impression ("the task appears complete") is not evidence. cannot_judge is not a failure."""
+
+DEFAULT_SCHEMA: Mapping[str, Any] = {
+    "type": "object",
+    "properties": {
+        "verdict": {
+            "type": "string",
+            "enum": list(VERDICTS),
+            "description": (
+                "yes: the condition holds; no: it does not; blocked: cannot proceed without outside help; "
+                "partial: progress but not complete; cannot_judge: the output does not show it either way"
+            ),
+        },
+        "confidence": {"type": "number", "minimum": 0, "maximum": 1, "description": "Confidence in the verdict (0-1)"},
+        "reason": {"type": "string", "description": "Brief explanation"},
+        "evidence": {
+            "type": "string",
+            "description": "A verbatim quote from the output that supports the verdict; empty when there is none.",
+        },
+    },
+    "required": ["verdict", "confidence", "reason", "evidence"],
+}
+
+_WHITESPACE = re.compile(r"\s+")
+_ELISION = re.compile(r"\s*(?:\[\s*(?:\.\.\.|…)\s*\]|\.\.\.|…)\s*")
+_QUOTED = re.compile(r"\"([^\"]+)\"|“([^”]+)”|`([^`]+)`")
+_QUOTE_MARKS = "\"'“”‘’`«» "
+
+
+def build_prompt(prompt: str | None, output: str) -> str:
+    """The judge's prompt: the question, the evidence contract, then the tail of the output in tags."""
+    tail = output[-OUTPUT_TAIL_CHARS:]
+    return f"{prompt or DEFAULT_PROMPT}\n\n{EVIDENCE_CONTRACT}\n\n<action_output>\n{tail}\n</action_output>"
+
+
+def _normalise(text: str) -> str:
+    return _WHITESPACE.sub(" ", text).strip()
+
+
+def _fragments_found(fragments: list[str], haystack: str) -> bool:
+    fragments = [fragment.strip(_QUOTE_MARKS) for fragment in fragments]
+    fragments = [fragment for fragment in fragments if fragment]
+    return bool(fragments) and all(fragment in haystack for fragment in fragments)
+
+
+def evidence_found(evidence: str, output: str) -> bool:
+    """Whether a quote really occurs in the output, with runs of whitespace counted as one space.
+
+    Accepted: the whole quote (surrounding quote marks stripped); its pieces around `...` elisions, each found; or,
+    for evidence that quotes several passages, every passage in quote marks found. Case-sensitive: it is verbatim.
+    """
+    haystack = _normalise(output)
+    quote = _normalise(evidence)
+    if _fragments_found([quote], haystack) or _fragments_found(_ELISION.split(quote), haystack):
+        return True
+    passages = ["".join(groups) for groups in _QUOTED.findall(quote)]
+    return bool(passages) and all(_fragments_found(_ELISION.split(passage), haystack) for passage in passages)
+
+
+def _evidence_text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        return " ... ".join(str(item) for item in value if item is not None)
+    return str(value)
+
+
+def settle(
+    payload: Mapping[str, Any],
+    *,
+    output: str,
+    custom_schema: bool,
+    min_confidence: float,
+    uncertain_suffix: bool,
+) -> tuple[str, dict[str, Any]]:
+    """Turn the judge's answer object into the verdict and its details (reference §3.1 post-processing, in order):
+    defaults, grammar, evidence (blank or not found in the output → `no`), then the `_uncertain` suffix.
+
+    A confidence that is not a number is the judge malfunctioning: `error`, where the reference raised.
+    """
+    raw_verdict = payload.get("verdict", "error")
+    verdict = "error" if raw_verdict is None else str(raw_verdict)
+    evidence = _evidence_text(payload.get("evidence", ""))
+    details: dict[str, Any] = {
+        "reason": str(payload.get("reason", "") or ""),
+        "evidence": evidence,
+        "evidence_coerced": False,
+        "raw": dict(payload),
+    }
+    raw_confidence = payload.get("confidence", 1.0)
+    try:
+        if isinstance(raw_confidence, bool):
+            raise TypeError
+        confidence = float(raw_confidence)
+        if math.isnan(confidence):
+            raise ValueError
+    except (TypeError, ValueError):
+        return "error", {
+            **details,
+            "error": f"the judge's confidence {raw_confidence!r} is not a number",
+            "invalid_confidence": True,
+        }
+    confident = confidence >= min_confidence
+    details = {"confidence": confidence, "confident": confident, **details}
+    if not custom_schema:
+        if verdict not in VERDICTS and verdict != "error":
+            return "error", {
+                **details,
+                "error": f"the judge's verdict {verdict!r} is not one of {', '.join(VERDICTS)}",
+                "invalid_verdict": True,
+                "raw_verdict": verdict,
+            }
+        if verdict not in ("error", "cannot_judge"):
+            if not evidence.strip():
+                verdict = "no"
+                details["evidence_coerced"] = True
+            elif not evidence_found(evidence, output):
+                verdict = "no"
+                details["evidence_coerced"] = True
+                details["evidence_verified"] = False
+                details["evidence_not_found"] = "the quoted evidence does not occur in the judged output"
+            else:
+                details["evidence_verified"] = True
+    if uncertain_suffix and not confident and verdict != "error":
+        verdict = f"{verdict}_uncertain"
+    return verdict, details
+
+
+def _read_payload(reply: JudgeReply) -> dict[str, Any]:
+    return verdict_payload(reply, recover=True)
+
+
+class LlmStructured:
+    """The `llm_structured` evaluator: `await evaluator(config, request, deadline)`."""
+
+    def __init__(self, service: JudgeService) -> None:
+        self.service = service
+
+    async def __call__(
+        self, config: Mapping[str, Any], request: EvaluationInput, deadline: float | None
+    ) -> EvaluationResult:
+        prompt = config.get("prompt")
+        if prompt:
+            # the reference judges with the raw prompt when a reference cannot be resolved (BUG-760)
+            with contextlib.suppress(InterpolationError):
+                prompt = interpolate(prompt, Namespaces.from_context(request.context))
+        custom_schema = config.get("schema")
+        model = config.get("model") or self.service.config.judge_model
+        user_prompt = build_prompt(prompt, request.output)
+        answer = await self.service.ask(
+            JudgeRequest(
+                prompt=user_prompt,
+                model=model,
+                schema=custom_schema or DEFAULT_SCHEMA,
+                deadline=deadline,
+                read_payload=_read_payload,
+            )
+        )
+        trace = _trace(answer, model, user_prompt)
+        if not answer.ok or answer.payload is None:
+            return EvaluationResult("error", {**answer.failure_details(), **trace})
+        verdict, details = settle(
+            answer.payload,
+            output=request.output,
+            custom_schema=bool(custom_schema),
+            min_confidence=float(config.get("min_confidence", 0.5)),
+            uncertain_suffix=bool(config.get("uncertain_suffix", False)),
+        )
+        return EvaluationResult(verdict, {**details, **trace})
+
+
+def _trace(answer: JudgeAnswer, model: str, prompt: str) -> dict[str, Any]:
+    return {
+        "judge_host": answer.host,
+        "llm_model": model,
+        "llm_latency_ms": answer.latency_ms,
+        "llm_prompt": prompt[:500],
+        "llm_raw_output": answer.raw_output[:500],
+    }

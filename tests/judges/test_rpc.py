@@ -1,0 +1,181 @@
+"""The judges end to end through the gRPC server: Evaluate with the fake judge CLI, VerifyResponse with a local HTTP
+judge, and the statuses and kills the caller sees (deadline, saturation, cancellation, timeout)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import grpc
+import grpc.aio
+import pytest
+from google.protobuf import json_format
+from prometheus_client import CollectorRegistry
+
+from tests.judges.conftest import answer_stdout, chat_body, envelope
+from verdict.config import Config
+from verdict.server import build_server
+from verdict.v1 import verdict_pb2, verdict_pb2_grpc
+
+OUTPUT = "running 12 checks\nAll 42 tests passed\n"
+YES = {"verdict": "yes", "confidence": 0.9, "reason": "the summary says so", "evidence": "All 42 tests passed"}
+
+
+@pytest.fixture(autouse=True)
+def homes_under_scratch(monkeypatch, scratch):
+    """The server makes judge HOMEs in the temp dir; put them under this test's scratch so leftovers are found."""
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+
+
+@pytest.fixture
+def serve(fake_judges) -> Callable[..., Any]:
+    @asynccontextmanager
+    async def serving(**overrides: Any) -> AsyncIterator[verdict_pb2_grpc.VerdictServiceStub]:
+        fake_judges.install("claude")
+        values: dict[str, Any] = {
+            "grpc_address": "127.0.0.1:0",
+            "metrics_address": "",
+            "judge_host": "claude-code",
+            **overrides,
+        }
+        app, port = await build_server(Config(**values), registry=CollectorRegistry(), env={"PATH": fake_judges.path})
+        await app.start()
+        channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+        try:
+            yield verdict_pb2_grpc.VerdictServiceStub(channel)
+            for _ in range(500):
+                if not app.runner.live_process_groups:
+                    break
+                await asyncio.sleep(0.01)
+            assert app.runner.live_process_groups == frozenset()
+        finally:
+            await channel.close()
+            await app.stop(grace=1)
+
+    return serving
+
+
+def llm_request(output: str = OUTPUT, **config: Any) -> verdict_pb2.EvaluateRequest:
+    return verdict_pb2.EvaluateRequest(
+        config=verdict_pb2.EvaluatorConfig(llm_structured=verdict_pb2.LlmStructuredConfig(**config)), output=output
+    )
+
+
+def details(response: verdict_pb2.EvaluateResponse) -> dict[str, Any]:
+    return json_format.MessageToDict(response.details)
+
+
+async def test_llm_structured_through_the_rpc(serve, fake_judges):
+    fake_judges.answer("claude-code", YES)
+    async with serve() as stub:
+        response = await stub.Evaluate(llm_request(prompt="Did the tests pass?"), timeout=30)
+    assert response.verdict == "yes"
+    assert details(response)["evidence_verified"] is True
+    [call] = fake_judges.calls()
+    assert call["prompt"].startswith("Did the tests pass?")
+
+
+async def test_a_fabricated_quote_is_no_through_the_rpc(serve, fake_judges):
+    fake_judges.answer("claude-code", {**YES, "evidence": "0 failed, 42 passed"})
+    async with serve() as stub:
+        response = await stub.Evaluate(llm_request(), timeout=30)
+    assert response.verdict == "no"
+    assert details(response)["evidence_verified"] is False
+
+
+async def test_the_yaml_form_reaches_the_same_judge(serve, fake_judges):
+    fake_judges.answer("claude-code", YES)
+    request = verdict_pb2.EvaluateRequest(
+        config=verdict_pb2.EvaluatorConfig(yaml="type: llm_structured\nmin_confidence: 0.95\nuncertain_suffix: true\n"),
+        output=OUTPUT,
+    )
+    async with serve() as stub:
+        response = await stub.Evaluate(request, timeout=30)
+    assert response.verdict == "yes_uncertain"
+
+
+async def test_a_judge_that_is_not_logged_in_is_error_with_its_own_message(serve, fake_judges):
+    fake_judges.scenario({"stdout": envelope("claude-code", "not-logged-in.json"), "rc": 1})
+    async with serve() as stub:
+        response = await stub.Evaluate(llm_request(), timeout=30)
+    assert response.verdict == "error"
+    assert details(response)["api_error"] is True
+    assert details(response)["error"] == "claude CLI error: Not logged in · Please run /login"
+
+
+async def test_comparator_position_bias_is_a_tie_through_the_rpc(serve, fake_judges):
+    fake_judges.scenario(
+        {"stdout": answer_stdout("claude-code", {"verdict_a": "yes", "verdict_b": "no", "confidence": 1, "reason": ""})}
+    )
+    request = verdict_pb2.EvaluateRequest(
+        config=verdict_pb2.EvaluatorConfig(comparator=verdict_pb2.ComparatorConfig(baseline="old output")),
+        output="new output",
+    )
+    async with serve() as stub:
+        response = await stub.Evaluate(request, timeout=30)
+    assert response.verdict == "tie"
+    assert len(fake_judges.calls()) == 2
+
+
+async def test_contract_through_the_rpc(serve, fake_judges):
+    fake_judges.scenario(
+        {"stdout": answer_stdout("claude-code", {"verdict": "no", "confidence": 0.8, "reason": "casing differs"})}
+    )
+    pair = verdict_pb2.ContractPair(
+        producer="a.py", consumer="b.js", producer_content='{"userId": 1}', consumer_content="r.user_id"
+    )
+    request = verdict_pb2.EvaluateRequest(
+        config=verdict_pb2.EvaluatorConfig(contract=verdict_pb2.ContractConfig(pairs=[pair]))
+    )
+    async with serve() as stub:
+        response = await stub.Evaluate(request, timeout=30)
+    assert response.verdict == "no"
+    assert details(response)["pair_results"][0]["reason"] == "casing differs"
+
+
+async def test_no_judge_starts_when_the_grpc_deadline_leaves_no_time(serve, fake_judges):
+    fake_judges.answer("claude-code", YES)
+    async with serve() as stub:
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await stub.Evaluate(llm_request(), timeout=1.0)
+    assert caught.value.code() is grpc.StatusCode.DEADLINE_EXCEEDED
+    assert fake_judges.calls() == []
+
+
+async def test_a_hanging_judge_is_killed_at_its_timeout_through_the_rpc(serve, fake_judges):
+    fake_judges.scenario({"hang": True, "orphan": True})
+    async with serve(judge_timeout_seconds=1) as stub:
+        response = await stub.Evaluate(llm_request(), timeout=30)
+    assert response.verdict == "error"
+    assert details(response)["timeout"] is True
+
+
+async def test_saturation_and_client_cancellation(serve, fake_judges):
+    fake_judges.scenario({"hang": True, "orphan": True})
+    async with serve(max_concurrent_judges=1, judge_queue_size=0) as stub:
+        first = stub.Evaluate(llm_request(), timeout=60)
+        await fake_judges.wait_for_calls(1)
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await stub.Evaluate(llm_request(), timeout=30)
+        assert caught.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+        first.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await first
+        # the leftover check (conftest) proves the judge and its orphan died with the cancelled call
+
+
+async def test_verify_response_asks_a_local_model_for_a_second_opinion(serve, chat_server):
+    chat_server.replies = [(200, chat_body(json.dumps({"ok": False, "reason": "ends mid-sentence"})))]
+    request = verdict_pb2.VerifyResponseRequest(
+        text="A long prose answer that goes on. " * 300 + "And then", completion_tokens=2000, request_text="Explain."
+    )
+    async with serve(second_opinion=True, second_opinion_host=chat_server.url) as stub:
+        response = await stub.VerifyResponse(request, timeout=30)
+    assert response.verdict == verdict_pb2.VERIFY_VERDICT_UNVERIFIABLE
+    assert response.second_opinion.verdict == verdict_pb2.VERIFY_VERDICT_MALFORMED
+    assert response.second_opinion.reason == "ends mid-sentence"
+    assert response.second_opinion.host == "openai-compatible"
