@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import subprocess
+from collections.abc import AsyncIterator
 
 import grpc
 import grpc.aio
@@ -49,7 +50,7 @@ async def test_health_not_serving_until_ready_then_serving() -> None:
 async def test_reflection_lists_the_services(running: Running) -> None:
     stub = reflection_pb2_grpc.ServerReflectionStub(running.channel)
 
-    async def requests():  # type: ignore[no-untyped-def]
+    async def requests() -> AsyncIterator[reflection_pb2.ServerReflectionRequest]:
         yield reflection_pb2.ServerReflectionRequest(list_services="")
 
     names: list[str] = []
@@ -63,7 +64,7 @@ async def test_reflection_can_be_switched_off() -> None:
     async with serving(make_config(reflection=False)) as running:
         stub = reflection_pb2_grpc.ServerReflectionStub(running.channel)
 
-        async def requests():  # type: ignore[no-untyped-def]
+        async def requests() -> AsyncIterator[reflection_pb2.ServerReflectionRequest]:
             yield reflection_pb2.ServerReflectionRequest(list_services="")
 
         with pytest.raises(grpc.aio.AioRpcError) as caught:
