@@ -36,12 +36,12 @@ REQUEST = verdict_pb2.VerifyResponseRequest(
 async def _serve(interceptor: bool) -> tuple[grpc.aio.Server, int, Any]:
     config = Config(grpc_address="127.0.0.1:0", metrics_address="")
     metrics = Metrics(CollectorRegistry())
-    _runner, verifier, evaluations, _ = build_components(config, metrics, {})
+    components = build_components(config, metrics, {})
     server = grpc.aio.server(interceptors=[MetricsInterceptor(metrics)] if interceptor else [])
-    server.add_generic_rpc_handlers((method_handlers(VerdictServicer(verifier, evaluations)),))
+    server.add_generic_rpc_handlers((method_handlers(VerdictServicer(components.verifier, components.evaluations)),))
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
-    return server, port, verifier
+    return server, port, components
 
 
 async def _echo_server() -> tuple[grpc.aio.Server, int]:
@@ -77,10 +77,10 @@ async def _time_calls(port: int, raw: bool = False) -> float:
 async def _measure() -> dict[str, float]:
     results: dict[str, float] = {}
     for name, interceptor in (("with interceptor", True), ("without interceptor", False)):
-        server, port, verifier = await _serve(interceptor)
+        server, port, components = await _serve(interceptor)
         results[name] = await _time_calls(port)
         await server.stop(0)
-        verifier.close()
+        await components.aclose()
     server, port = await _echo_server()
     results["echo"] = await _time_calls(port, raw=True)
     await server.stop(0)

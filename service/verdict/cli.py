@@ -15,10 +15,13 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from verdict.config import Config, config_keys, load_config
 from verdict.errors import ConfigError, VerdictError
+
+if TYPE_CHECKING:
+    from verdict.server import Components
 
 __all__ = ["main"]
 
@@ -75,8 +78,14 @@ def _read(path: str) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def _local_config() -> Config:
-    return load_config(env=os.environ)
+def _local_components() -> Components:
+    """The server's domain side, in this process, configured from VERDICT_* variables like the server."""
+    from prometheus_client import CollectorRegistry
+
+    from verdict.metrics import Metrics
+    from verdict.server import build_components
+
+    return build_components(load_config(env=os.environ), Metrics(CollectorRegistry()), os.environ)
 
 
 async def _verify(args: argparse.Namespace) -> dict[str, Any]:
@@ -92,29 +101,10 @@ async def _verify(args: argparse.Namespace) -> dict[str, Any]:
     if args.target:
         response = await _call(args, "VerifyResponse", request)
     else:
-        from prometheus_client import CollectorRegistry
+        from verdict.rpc import verification_to_proto, verify_input
 
-        from verdict.metrics import Metrics
-        from verdict.rpc import verification_to_proto
-        from verdict.server import build_components
-        from verdict.verify.model import VerifyInput
-
-        config = _local_config()
-        runner, verifier, _evaluations, _closers = build_components(config, Metrics(CollectorRegistry()), os.environ)
-        try:
-            verification = await verifier.verify(
-                VerifyInput(
-                    request.text,
-                    request.finish_reason,
-                    request.has_tool_calls,
-                    request.completion_tokens,
-                    request.request_text,
-                )
-            )
-        finally:
-            verifier.close()
-            runner.shutdown()
-        response = verification_to_proto(verification)
+        async with _local_components() as components:
+            response = verification_to_proto(await components.verifier.verify(verify_input(request)))
     return _as_json(response)
 
 
@@ -134,23 +124,10 @@ async def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
     if args.target:
         response = await _call(args, "Evaluate", request)
     else:
-        from prometheus_client import CollectorRegistry
-
-        from verdict.metrics import Metrics
         from verdict.rpc import evaluation_input, evaluation_to_proto
-        from verdict.server import build_components
 
-        config = _local_config()
-        runner, verifier, evaluations, closers = build_components(config, Metrics(CollectorRegistry()), os.environ)
-        try:
-            response = evaluation_to_proto(await evaluations.evaluate(evaluation_input(request)))
-        finally:
-            verifier.close()
-            runner.shutdown()
-            for closer in closers:
-                result = closer()
-                if asyncio.iscoroutine(result):
-                    await result
+        async with _local_components() as components:
+            response = evaluation_to_proto(await components.evaluations.evaluate(evaluation_input(request)))
     result = _as_json(response)
     result["state"] = response.state.hex()
     return result
@@ -169,8 +146,10 @@ async def _call(args: argparse.Namespace, method: str, request: Any) -> Any:
 def _as_json(response: Any) -> dict[str, Any]:
     from google.protobuf import json_format
 
-    return json_format.MessageToDict(
-        response, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+    from verdict.rpc import plain
+
+    return plain(  # type: ignore[no-any-return]
+        json_format.MessageToDict(response, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
     )
 
 

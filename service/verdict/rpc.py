@@ -178,17 +178,7 @@ class VerdictServicer:
     async def VerifyResponse(
         self, request: verdict_pb2.VerifyResponseRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> verdict_pb2.VerifyResponseResponse:
-        verification = await self._verifier.verify(
-            VerifyInput(
-                text=request.text,
-                finish_reason=request.finish_reason,
-                has_tool_calls=request.has_tool_calls,
-                completion_tokens=request.completion_tokens,
-                request_text=request.request_text,
-                model=request.model,
-            ),
-            deadline=_deadline(context),
-        )
+        verification = await self._verifier.verify(verify_input(request), deadline=_deadline(context))
         return verification_to_proto(verification)
 
     @_translating
@@ -224,6 +214,17 @@ def _message_class(descriptor: Descriptor) -> type[message.Message]:
 
 
 # --- VerifyResponse ------------------------------------------------------------------------------------------------
+
+
+def verify_input(request: verdict_pb2.VerifyResponseRequest) -> VerifyInput:
+    return VerifyInput(
+        text=request.text,
+        finish_reason=request.finish_reason,
+        has_tool_calls=request.has_tool_calls,
+        completion_tokens=request.completion_tokens,
+        request_text=request.request_text,
+        model=request.model,
+    )
 
 
 def verification_to_proto(verification: Verification) -> verdict_pb2.VerifyResponseResponse:

@@ -20,7 +20,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +53,29 @@ restart does not fix a missing judge CLI."""
 
 
 @dataclass
+class Components:
+    """The domain side, wired: what the server serves and what `verdict verify|evaluate` run without a server."""
+
+    runner: Runner
+    verifier: Verifier
+    evaluations: Evaluations
+    closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+
+    async def aclose(self) -> None:
+        """Kill any child still running, stop the parse pool, close the judges."""
+        self.runner.shutdown()
+        self.verifier.close()
+        for closer in self.closers:
+            await closer()
+
+    async def __aenter__(self) -> Components:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+@dataclass
 class App:
     """A built server and everything it owns."""
 
@@ -61,11 +84,12 @@ class App:
     port: int
     health: HealthServicer
     metrics: Metrics
-    runner: Runner
-    verifier: Verifier
-    evaluations: Evaluations
-    closers: list[Any] = field(default_factory=list)
+    components: Components
     _stopping: bool = False
+
+    @property
+    def runner(self) -> Runner:
+        return self.components.runner
 
     async def start(self) -> None:
         """Accept calls, then report ready."""
@@ -87,12 +111,7 @@ class App:
         await self.health.enter_graceful_shutdown()
         log.info("draining: up to %.1fs for in-flight calls", grace)
         await self.server.stop(grace)
-        self.runner.shutdown()
-        self.verifier.close()
-        for closer in self.closers:
-            result = closer()
-            if asyncio.iscoroutine(result):
-                await result
+        await self.components.aclose()
         log.info("stopped")
 
 
@@ -113,9 +132,7 @@ def _server_options(config: Config) -> list[tuple[str, Any]]:
     return options
 
 
-def build_components(
-    config: Config, metrics: Metrics, env: Mapping[str, str]
-) -> tuple[Runner, Verifier, Evaluations, list[Any]]:
+def build_components(config: Config, metrics: Metrics, env: Mapping[str, str]) -> Components:
     """The domain side of the server: runner, verifier, evaluators and judges, wired together."""
     runner = Runner(
         metrics,
@@ -127,7 +144,7 @@ def build_components(
     judges = build_judges(config, runner, metrics, env)
     verifier = Verifier(config, runner, metrics, second_opinion=judges.second_opinion)
     evaluations = Evaluations(config, runner, metrics, judged=judges.evaluators)
-    return runner, verifier, evaluations, [judges.aclose]
+    return Components(runner, verifier, evaluations, [judges.aclose])
 
 
 async def build_server(
@@ -138,13 +155,14 @@ async def build_server(
 ) -> tuple[App, int]:
     """Assemble the server and bind its port; call `await app.start()` to begin serving."""
     metrics = Metrics(registry if registry is not None else CollectorRegistry(), model_labels=config.judge_model_labels)
-    runner, verifier, evaluations, closers = build_components(config, metrics, env if env is not None else os.environ)
+    components = build_components(config, metrics, env if env is not None else os.environ)
     server = grpc.aio.server(
         interceptors=[MetricsInterceptor(metrics)],
         options=_server_options(config),
         maximum_concurrent_rpcs=config.max_concurrent_rpcs or None,
     )
-    server.add_generic_rpc_handlers((method_handlers(VerdictServicer(verifier, evaluations)),))
+    servicer = VerdictServicer(components.verifier, components.evaluations)
+    server.add_generic_rpc_handlers((method_handlers(servicer),))
     health = HealthServicer()
     for name in READINESS_SERVICES:
         await health.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
@@ -157,7 +175,7 @@ async def build_server(
     port = server.add_insecure_port(config.grpc_address)
     if port == 0:
         raise OSError(f"cannot bind gRPC address {config.grpc_address}")
-    app = App(config, server, port, health, metrics, runner, verifier, evaluations, closers)
+    app = App(config, server, port, health, metrics, components)
     return app, port
 
 
