@@ -48,4 +48,5 @@ clean:
 
 -include mk/*.mk
 
-test: install system-deps protos-check lint typecheck unit $(EXTRA_TESTS)
+# pytest runs last so its summary is the closing line of the run.
+test: install system-deps protos-check lint typecheck $(EXTRA_TESTS) unit

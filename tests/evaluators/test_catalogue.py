@@ -10,9 +10,9 @@ from prometheus_client import CollectorRegistry
 
 from tests.evaluators.cases import CASES
 from verdict.config import Config
-from verdict.errors import InvalidConfig
+from verdict.errors import InvalidConfig, ResourceExhausted
 from verdict.evaluators import Evaluations, EvaluatorSpec
-from verdict.evaluators.catalogue import SPECS, validate
+from verdict.evaluators.catalogue import SPECS, load_evaluate_block, validate
 from verdict.metrics import Metrics
 from verdict.runner import Runner
 from verdict.v1 import verdict_pb2
@@ -165,3 +165,24 @@ def test_config_must_be_a_mapping() -> None:
     with pytest.raises(InvalidConfig) as raised:
         validate(["type", "exit_code"])  # type: ignore[arg-type]
     assert raised.value.field == "config"
+
+
+def test_yaml_aliases_are_refused_so_a_billion_laughs_cannot_expand() -> None:
+    levels = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
+    for previous, name in zip("abcdefg", "bcdefgh", strict=True):
+        levels.append(f"{name}: &{name} [" + ", ".join([f"*{previous}"] * 10) + "]")
+    bomb = "type: llm_structured\nschema:\n" + "\n".join(f"  {line}" for line in levels) + "\n"
+    with pytest.raises(InvalidConfig, match="aliases") as caught:
+        load_evaluate_block(bomb)
+    assert caught.value.field == "config.yaml"
+
+
+def test_deeply_nested_yaml_is_invalid_config_not_a_crash() -> None:
+    with pytest.raises(InvalidConfig, match="nested too deeply"):
+        load_evaluate_block("type: classify\nline: " + "[" * 5000 + "]" * 5000)
+
+
+def test_an_oversized_block_is_resource_exhausted() -> None:
+    with pytest.raises(ResourceExhausted) as caught:
+        load_evaluate_block("type: classify\n# " + "x" * 70_000)
+    assert caught.value.reason == "CONFIG_TOO_LARGE"

@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from verdict.errors import InvalidConfig
+from verdict.errors import InvalidConfig, ResourceExhausted
 
 __all__ = [
     "EXIT_CODE_AWARE",
@@ -329,16 +329,40 @@ JUDGED_TYPES = frozenset(spec.type for spec in SPECS.values() if spec.uses_judge
 _ALL_KEYS = sorted({spec.name for evaluator in SPECS.values() for spec in evaluator.fields} | set(_COMMON_KEYS))
 
 
+MAX_EVALUATE_BLOCK_CHARS = 64 * 1024
+"""An evaluate block is a few lines; the cap bounds the time the pure-Python YAML parser spends on the event loop."""
+
+
+class _EvaluateBlockLoader(yaml.SafeLoader):
+    """A safe loader that refuses aliases: `*a` inside `*b` inside `*c` expands exponentially (a "billion laughs"
+    document of 1 KB is 10^8 nodes) the first time anything walks the result, such as the JSON of a judge schema."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not accepted in an evaluate block", mark)
+        return super().compose_node(parent, index)
+
+
 def load_evaluate_block(text: str) -> dict[str, Any]:
     """Parse the `yaml` member: a little-loops `evaluate:` block as YAML or JSON, into a dict for `validate`.
 
     A document holding just `evaluate: {...}` is unwrapped, so a block copied together with its key also works.
-    Raises InvalidConfig(field="config.yaml") when the text is not YAML or not a mapping.
+    Raises InvalidConfig(field="config.yaml") when the text is not YAML, not a mapping, nested too deeply or uses
+    aliases, and ResourceExhausted when it is over MAX_EVALUATE_BLOCK_CHARS.
     """
+    if len(text) > MAX_EVALUATE_BLOCK_CHARS:
+        raise ResourceExhausted(
+            f"config.yaml is {len(text)} characters; the limit is {MAX_EVALUATE_BLOCK_CHARS}",
+            reason="CONFIG_TOO_LARGE",
+            metadata={"field": "config.yaml", "limit": str(MAX_EVALUATE_BLOCK_CHARS)},
+        )
     try:
-        document = yaml.safe_load(text)
+        document = yaml.load(text, Loader=_EvaluateBlockLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise InvalidConfig(f"config.yaml is not valid YAML or JSON: {exc}", field="config.yaml") from None
+    except RecursionError:
+        raise InvalidConfig("config.yaml is nested too deeply", field="config.yaml") from None
     if isinstance(document, dict) and set(document) == {"evaluate"} and isinstance(document["evaluate"], dict):
         document = document["evaluate"]
     if not isinstance(document, dict):
