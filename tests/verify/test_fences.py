@@ -82,6 +82,13 @@ TRICKY = {
     "a fence opens inside nothing but whitespace lines": "\n\n   \n```\n\n  \n```\n",
     "link reference definition before a fence": "[a]: /url\n```\nx\n```\n",
     "unicode spaces are not indent": "\u00a0```\nx\n```\n",
+    "closing fence at the end without a newline": "```py\nx = 1\n```",
+    "closing fence at the end after a lone cr": "~~~\rx\r~~~",
+    "closing fence with a tab before crlf": "```\r\nx\r\n```\t\r\n",
+    "vertical tab and form feed end no line": "```\nx\x0b```\x0c\n```\n",
+    "unicode line separators end no line": "```\nx\u2028```\x85```\n```",
+    "info string after a tab": "```\tpython\nx\n```\n",
+    "a longer fence nested in a longer one": "`````\n````\n```\n````\n`````\n",
 }
 
 

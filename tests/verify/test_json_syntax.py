@@ -105,3 +105,18 @@ def test_a_parser_that_gives_up_is_unverifiable(code: str, cause: str) -> None:
 
 def test_a_megabyte_line_parses() -> None:
     assert check_json('{"blob": "' + "a" * 1_000_000 + '"}').verdict is OK
+
+
+def test_json_lines_of_strings_are_a_sequence_not_a_broken_fragment() -> None:
+    """A block that opens with a string was only ever read as a `"key": value` fragment (a false malformed)."""
+    assert check_json('"first event"\n"second event"\n') == CodeCheck(OK, "2 JSON values in sequence (JSON Lines)")
+    assert check_json('"a"\n{"b": 1}\n').verdict is OK
+
+
+def test_a_broken_fragment_still_reports_the_fragments_error() -> None:
+    assert check_json('"name": "verdict",\n"port": ,\n') == CodeCheck(MALFORMED, "Expecting value (column 9)", 2)
+
+
+def test_a_fragment_error_on_its_first_line_names_the_blocks_column() -> None:
+    """The `{` added around a fragment shifted every first-line column by one."""
+    assert check_json('"port": ,\n"host": "a"\n') == CodeCheck(MALFORMED, "Expecting value (column 9)", 1)

@@ -228,6 +228,8 @@ class TestGrammar:
             ("class Box[T = int]:", (3, 12), "696"),
             ('t"hello {name}"', (3, 13), "750"),
             ("except ValueError, TypeError:", (3, 13), "758"),
+            ("lazy import json", (3, 14), "810"),
+            ("flat = [*chunk for chunk in chunks]", (3, 14), "798"),
         ],
     )
     def test_the_table_recognises_each_feature_below_its_version(
@@ -264,3 +266,74 @@ def test_on_python_311_newer_grammar_is_unverifiable_and_real_errors_stay_malfor
     assert python is not None
     completed = subprocess.run([python, "-c", script], capture_output=True, text=True, env=env, timeout=60, check=True)
     assert completed.stdout.split() == ["unverifiable", "unverifiable", "malformed"]
+
+
+class TestSessionsInsideCode:
+    """`>>>` lines in a block that fails to parse may be a docstring's examples, not a session (a false ok before)."""
+
+    @pytest.mark.parametrize(
+        "code",
+        [
+            'def double(x):\n    """Double x.\n\n    >>> double(2)\n    4\n    """\n    return (x * 2\n',
+            'def double(x):\n    """Double x.\n\n    >>> double(2)\n',
+            'EXAMPLE = """\n>>> 1 + 1\n2\n"""\nprint(EXAMPLE\n',
+        ],
+        ids=["unclosed bracket after the docstring", "cut inside the docstring", "prompts in a string constant"],
+    )
+    def test_broken_code_around_doctest_examples_is_never_ok(self, code: str) -> None:
+        result = check_python(code)
+        assert result.verdict is UNVERIFIABLE
+        assert "prompts after code" in result.detail
+
+    def test_a_session_opened_by_comments_or_a_shell_prompt_is_still_a_session(self) -> None:
+        assert check_python("# try it:\n$ python3\n>>> x = 1\n>>> x\n1\n").verdict is OK
+
+    def test_intact_code_with_doctest_examples_parses_as_code(self) -> None:
+        code = 'def double(x):\n    """\n    >>> double(2)\n    4\n    """\n    return x * 2\n'
+        assert check_python(code) == CodeCheck(OK)
+
+
+class TestMagicsInSessions:
+    """IPython sessions put magics after the prompt; no Python statement starts with `%` or `!` (a false malformed)."""
+
+    def test_a_line_magic_after_a_prompt_is_dropped(self) -> None:
+        session = "In [1]: %timeit sum(range(10))\n180 ns ± 1 ns per loop\n\nIn [2]: x = [1, 2]\n\nIn [3]: len(x)\n"
+        assert check_python(session) == CodeCheck(OK, "checked with 2 session example(s), prompts removed")
+
+    def test_a_shell_escape_after_a_doctest_prompt_is_dropped(self) -> None:
+        assert check_python(">>> !pip install orjson\n>>> import orjson\n").verdict is OK
+
+    def test_a_timing_cell_magic_keeps_its_cell_checked(self) -> None:
+        session = "In [1]: %%time\n   ...: total = sum(\n   ...:     range(10)\n\nIn [2]: total\n"
+        assert check_python(session) == CodeCheck(MALFORMED, "'(' was never closed (session prompts removed)", 2)
+
+    def test_a_session_of_nothing_but_other_languages_is_unverifiable(self) -> None:
+        result = check_python("In [1]: %%bash\n   ...: ls -la\n\nIn [2]: !pwd\n")
+        assert result.verdict is UNVERIFIABLE
+        assert "no Python left" in result.detail
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 15), reason="3.15 accepts these")
+@pytest.mark.parametrize(
+    ("code", "feature"),
+    [
+        ("lazy import json\nlazy from pathlib import Path\n", "PEP 810"),
+        ("chunks = [[1], [2, 3]]\nflat = [*chunk for chunk in chunks]\n", "PEP 798"),
+        ("merged = {**d for d in ({'a': 1}, {'b': 2})}\n", "PEP 798"),
+    ],
+    ids=["lazy import", "list unpacking", "dict unpacking"],
+)
+def test_python_315_syntax_is_unverifiable_not_malformed(code: str, feature: str) -> None:
+    """Python 3.15 (October 2026) added grammar; a 3.13 server must not call it malformed."""
+    result = check_python(code)
+    assert result.verdict is UNVERIFIABLE
+    assert feature in result.detail
+    assert "3.15" in result.detail
+
+
+@pytest.mark.parametrize(
+    "code",
+    ["lazy = True\nlazy(\n", "values = [f(*args) for args in pairs\n", "import lazy\nlazy.x = (\n"],
+)
+def test_ordinary_errors_near_315_lookalikes_stay_malformed(code: str) -> None:
+    assert check_python(code).verdict is MALFORMED

@@ -63,13 +63,23 @@ class TestEnvelope:
 
     @pytest.mark.parametrize(
         "reason",
-        ["length", "max_tokens", "MAX_TOKENS", "max_output_tokens", "model_length", "limit", " Length "],
+        [
+            "length",
+            "max_tokens",
+            "MAX_TOKENS",
+            "max_output_tokens",
+            "model_length",
+            "model_context_window_exceeded",
+            "limit",
+            " Length ",
+        ],
         ids=[
             "openai/ollama",
             "anthropic/bedrock",
             "gemini/cohere",
             "openai responses",
             "mistral",
+            "anthropic context window",
             "llama.cpp",
             "spaced",
         ],
@@ -143,6 +153,22 @@ class TestBlocks:
         result = verify("```pycon\n>>> 1 + 1\n2\n>>> print((1\n```")
         assert result.checks[0].language == "python"
         assert (result.verdict, result.checks[0].error_line) == (MALFORMED, 4)
+
+    @pytest.mark.parametrize(
+        ("text", "error_line"),
+        [
+            ('Config:\n\n```json\n{"port": 8080,\n```\n', 4),
+            ("```yaml\nname: app\nports: [80,\n```\n", 3),
+            ("```python\nitems = [\n```\n", 2),
+        ],
+        ids=["json", "yaml", "python"],
+    )
+    def test_an_error_at_the_end_of_input_names_the_blocks_last_line_not_the_closing_fence(
+        self, text: str, error_line: int
+    ) -> None:
+        result = verify(text)
+        assert (result.verdict, result.checks[0].error_line) == (MALFORMED, error_line)
+        assert result.checks[0].detail.startswith(f"line {error_line}: ")
 
     def test_tilde_fences_and_four_backticks_holding_three(self) -> None:
         text = "~~~yaml\nkey: value\n~~~\n\n````markdown\n```python\nbroken(\n```\n````\n"

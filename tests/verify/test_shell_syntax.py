@@ -102,3 +102,66 @@ class TestTranscripts:
         assert result == CodeCheck(
             MALFORMED, "syntax error: unexpected end of file ($ prompts removed, output lines dropped)", 3
         )
+
+
+class TestHeredocsInTranscripts:
+    """A here-document typed after a `$ ` prompt is input, not output, whether or not its lines carry `> `."""
+
+    def test_an_unprompted_heredoc_body_and_its_delimiter_are_kept(self) -> None:
+        script = shell_script("$ cat > app.env <<EOF\nPORT=8080\nEOF\n$ ls\napp.env\n")
+        assert script.text == "cat > app.env <<EOF\nPORT=8080\nEOF\nls\n"
+        assert script.origin == (1, 2, 3, 4)
+
+    def test_quoted_dashed_and_stacked_delimiters_are_followed(self) -> None:
+        script = shell_script("$ cat <<-'END' <<\"MORE\"\n\tone\n\tEND\ntwo\nMORE\nout\n$ ls\n")
+        assert script.origin == (1, 2, 3, 4, 5, 7)
+
+    @pytest.mark.parametrize(
+        "line",
+        [
+            '$ echo "no <<heredoc here"\n',
+            "$ cat <<<'a here-string'\n",
+            "$ ls  # <<EOF\n",
+            "$ echo $((1 << 4))\n",
+            "$ (( mask = 1<<bit ))\n",
+        ],
+    )
+    def test_quoted_here_strings_and_comments_open_no_heredoc(self, line: str) -> None:
+        assert shell_script(line + "output\n$ ls\n").origin == (1, 3)
+
+    def test_a_heredoc_that_never_ends_is_still_truncated(self) -> None:
+        script = shell_script("$ cat <<EOF\nline one\n")
+        assert script.text == "cat <<EOF\nline one\n"
+
+
+class TestContinuationsAndComments:
+    @pytest.mark.parametrize(
+        "code",
+        [
+            "cd C:\\\\  # a Windows path: C:\\\n",
+            "echo done;# trailing \\\n",
+            "make  # see docs\\\n",
+        ],
+    )
+    def test_a_backslash_ending_a_comment_is_not_a_continuation(self, code: str) -> None:
+        assert interpret_bash(Snippet(code), 0, "").verdict is OK
+
+    @pytest.mark.parametrize("code", ["echo ${#args} \\\n", "echo '#' \\\n", "echo a#b \\\n", 'echo "# not" \\\n'])
+    def test_a_hash_that_starts_no_comment_leaves_the_continuation(self, code: str) -> None:
+        assert interpret_bash(Snippet(code), 0, "").verdict is TRUNCATED
+
+
+@pytest.mark.parametrize(
+    ("code", "placeholder"),
+    [
+        ("cat <path/to/file>\n", "<path/to/file>"),
+        ("gh repo clone <owner/repo>\n", "<owner/repo>"),
+        ("docker run <image:tag>\n", "<image:tag>"),
+        ("ssh <user@host>\n", "<user@host>"),
+    ],
+)
+def test_placeholders_with_paths_colons_and_at_signs_are_unverifiable(code: str, placeholder: str) -> None:
+    stderr = f"/dev/stdin: line 1: syntax error near unexpected token `newline'\n/dev/stdin: line 1: `{code.strip()}'\n"
+    result = interpret_bash(Snippet(code), 2, stderr)
+    assert result.verdict is UNVERIFIABLE
+    assert repr(placeholder) in result.detail

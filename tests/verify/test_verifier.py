@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -94,6 +95,20 @@ class TestShell:
         )
         assert (await harness.verify(text)).verdict is OK
 
+    async def test_a_transcript_heredoc_without_secondary_prompts_is_ok(self, harness: Harness) -> None:
+        text = "```bash\n$ cat > .env <<EOF\nPORT=8080\nEOF\n$ docker compose up -d\nStarted\n```"
+        result = await harness.verify(text)
+        assert (result.verdict, result.detail) == (OK, "1/1 blocks parsed")
+
+    async def test_a_comment_ending_in_a_backslash_is_not_truncation(self, harness: Harness) -> None:
+        result = await harness.verify("```bash\ncd /mnt/c/Users  # C:\\Users\\\n```")
+        assert (result.verdict, result.detail) == (OK, "1/1 blocks parsed")
+
+    async def test_a_path_placeholder_is_unverifiable(self, harness: Harness) -> None:
+        result = await harness.verify("```bash\npython <path/to/script.py>\n```")
+        assert result.verdict is UNVERIFIABLE
+        assert "'<path/to/script.py>'" in result.checks[0].detail
+
     async def test_a_console_block_is_not_run(self, harness: Harness) -> None:
         result = await harness.verify("```console\n$ ls\nfile (1).txt\n```")
         assert result.verdict is UNVERIFIABLE
@@ -148,7 +163,7 @@ class TestPool:
                 '```python\nvalues = [1, 2, 3]\n```\n```json\n{"a": [1, 2, 3]}\n```\n```yaml\nkey: [1, 2,\n```'
             )
             assert [c.verdict for c in result.checks] == [OK, OK, MALFORMED]
-            assert result.checks[2].error_line == 9
+            assert result.checks[2].error_line == 8  # the block's last line; 9 is its closing fence
             assert made.sample("verdict_parse_pool_tasks_total", outcome="ok") == 3
         finally:
             made.verifier.close()
@@ -203,6 +218,32 @@ class TestPool:
             assert result.verdict is OK
         finally:
             made.verifier.close()
+
+    async def test_closing_during_a_parse_fails_the_call_instead_of_leaving_it_waiting(self, tmp_path: Path) -> None:
+        """A stopped pebble pool never answers its tasks: the call used to wait forever (or read BrokenProcessPool)."""
+        others = set(multiprocessing.active_children())
+        made = Harness(Config(inline_parse_bytes=0, parse_workers=1, parse_timeout_seconds=120), _Misbehaving)
+        started = tmp_path / "started"
+        call = asyncio.ensure_future(made.verify(f"```python\nSLEEP {started}\n```"))
+        while not started.exists():  # noqa: ASYNC110 - the pool worker, another process, creates the file
+            await asyncio.sleep(0.01)
+        made.verifier.close()
+        with pytest.raises(Unavailable):
+            await asyncio.wait_for(call, timeout=30)
+        assert made.sample("verdict_parse_pool_tasks_total", outcome="cancelled") == 1
+        assert set(multiprocessing.active_children()) <= others
+
+    async def test_a_call_in_flight_across_close_starts_no_new_pool(self) -> None:
+        """A large text is scanned in a thread; close() lands meanwhile, and the parse must not revive the pool."""
+        others = set(multiprocessing.active_children())
+        made = Harness(Config(inline_parse_bytes=0, parse_workers=1))
+        call = asyncio.ensure_future(made.verify("```python\n" + "x = 1\n" * 20_000 + "```"))
+        await asyncio.sleep(0)
+        made.verifier.close()
+        with pytest.raises(Unavailable):
+            await asyncio.wait_for(call, timeout=30)
+        await asyncio.sleep(0.5)
+        assert set(multiprocessing.active_children()) <= others
 
 
 class _Misbehaving(Verifier):

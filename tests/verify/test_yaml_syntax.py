@@ -144,3 +144,11 @@ def test_deep_nesting_is_unverifiable(code: str) -> None:
 
 def test_a_lone_surrogate_is_unverifiable() -> None:
     assert check_yaml("s: '\ud800'\n").verdict is UNVERIFIABLE
+
+
+@pytest.mark.parametrize("code", ["enabled: !!bool maybe\n", "when: !!timestamp soon\n"])
+def test_an_explicit_core_tag_on_a_value_it_cannot_take_is_unverifiable_without_raising(code: str) -> None:
+    """PyYAML's constructors raise KeyError / AttributeError here, which escaped the "never raises" checker."""
+    result = check_yaml(code)
+    assert result.verdict is Verdict.UNVERIFIABLE
+    assert result.detail.startswith("well-formed, but PyYAML cannot construct a value")

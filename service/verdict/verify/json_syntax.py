@@ -63,12 +63,19 @@ def _lenient(code: str, error: json.JSONDecodeError) -> CodeCheck:
             )
     if error.msg != "Extra data":
         return _failed(code, error)
+    wrapped = None
     if code.lstrip().startswith('"'):
         members = code.rstrip().removesuffix(",")
-        wrapped = _attempt(code, lambda: _DECODER.decode("{" + members + "}"))
+
+        def decode_members() -> None:
+            try:
+                _DECODER.decode("{" + members + "}")
+            except json.JSONDecodeError as error:  # report the position in the block, not in the wrapped text
+                raise json.JSONDecodeError(error.msg, members, max(error.pos - 1, 0)) from None
+
+        wrapped = _attempt(code, decode_members)
         if wrapped.verdict is Verdict.OK:
             return CodeCheck(Verdict.OK, 'a "key": value fragment, checked wrapped in {}')
-        return wrapped
     values = 0
 
     def decode_each() -> None:
@@ -82,7 +89,7 @@ def _lenient(code: str, error: json.JSONDecodeError) -> CodeCheck:
     sequence = _attempt(code, decode_each)
     if sequence.verdict is Verdict.OK:
         return CodeCheck(Verdict.OK, f"{values} JSON values in sequence (JSON Lines)")
-    return sequence
+    return wrapped or sequence  # a block that opens with a string reads as a fragment first: its error is the one
 
 
 def _attempt(code: str, decode: Callable[[], object]) -> CodeCheck:

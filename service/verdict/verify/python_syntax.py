@@ -5,14 +5,15 @@ IPython magics, shell prompts, indented fragments. Each is handled before a bloc
 
 - a session (`>>>` / `...` or IPython `In [1]:` prompts) is parsed example by example, prompts stripped and output
   lines dropped, as doctest itself reads it; an example that runs on into an output-looking line is unverifiable
-  (people omit the `...` prompts), not malformed;
+  (people omit the `...` prompts), not malformed; an example's opening magic line is dropped; prompts that follow code
+  (a docstring's examples in a block that does not parse) never make the block ok;
 - IPython `!shell` and `%magic` lines and `$ ` shell-prompt lines are dropped; a cell magic such as `%%bash` makes the
   block unverifiable (the cell is not Python);
 - an indented fragment is retried dedented, then inside `if 1:`;
 - a parser that gives up (MemoryError, RecursionError, "too many nested parentheses" and the like) is an implementation
   limit, not a syntax error: unverifiable with the cause, never malformed;
-- a syntax error on a line that uses grammar newer than the running interpreter (PEP 695/696/701/750/758) is
-  unverifiable: a newer Python accepts it;
+- a syntax error on a line that uses grammar newer than the running interpreter (PEP 695/696/701/750/758/798/810)
+  is unverifiable: a newer Python accepts it;
 - a syntax error on a line holding a placeholder (`<your-api-key>`, `…`) is unverifiable;
 - a traceback pasted into a Python fence is unverifiable: it is output, not source.
 
@@ -64,6 +65,12 @@ NEWER_GRAMMAR = (
     ),
     GrammarFeature((3, 14), "PEP 750 template strings", re.compile(r"(?<![\w.])(?:[rR][tT]|[tT][rR]?)['\"]")),
     GrammarFeature((3, 14), "PEP 758 except without parentheses", re.compile(r"^\s*except\s*\*?\s*[^\s(:][^:]*,")),
+    GrammarFeature((3, 15), "PEP 810 lazy imports", re.compile(r"^\s*lazy\s+(?:import|from)\s")),
+    GrammarFeature(
+        (3, 15),
+        "PEP 798 unpacking in comprehensions",
+        re.compile(r"[\[{(]\s*\*{1,2}\s*[\w.]+(?:\([^()]*\)|\[[^\[\]]*\])?\s+(?:async\s+)?for\b"),
+    ),
 )
 """Grammar added after Python 3.11 (the oldest the server supports), newest last. Add a row when a Python ships."""
 
@@ -189,15 +196,25 @@ def _parse(snippet: Snippet) -> _Failure | None:
 
 
 def _is_session(code: str) -> bool:
-    return any(_DOCTEST.match(line) and line.lstrip().startswith(">>>") for line in code.split("\n")) or any(
-        _IPYTHON.match(line) and line.lstrip().startswith("In [") for line in code.split("\n")
-    )
+    return any(_opens_example(line) for line in code.split("\n"))
 
 
 def _check_session(code: str) -> CodeCheck:
-    """Parse each example of a doctest or IPython session on its own, as doctest compiles them."""
+    """Parse each example of a doctest or IPython session on its own, as doctest compiles them.
+
+    An example that opens with an IPython line magic or shell escape (`In [1]: %timeit f()`, `>>> !ls`) loses that
+    line, as a cell does outside a session; one that opens with a cell magic for another language is skipped.
+
+    Prompts after code that fails to parse (`def f():` then a docstring's `>>>` examples) may be doctests inside a
+    string rather than a session: the examples parsing then proves nothing about the code around them, so that
+    reading never makes the block ok.
+    """
+    lines = code.split("\n")
     examples = 0
-    for example, next_line in _examples(code.split("\n")):
+    for pairs, next_line in _examples(lines):
+        example = _without_magics(pairs)
+        if example is None:
+            continue
         examples += 1
         failure = _parse(example)
         if failure is None:
@@ -210,26 +227,64 @@ def _check_session(code: str) -> CodeCheck:
                 number,
             )
         return failure.judge(example)
+    if _code_before_first_prompt(lines):
+        return CodeCheck(
+            Verdict.UNVERIFIABLE,
+            "session prompts after code that does not parse (doctest examples inside a string?); not checked",
+        )
+    if not examples:
+        return CodeCheck(Verdict.UNVERIFIABLE, "no Python left once IPython magics are dropped from the session")
     return CodeCheck(Verdict.OK, f"checked with {examples} session example(s), prompts removed")
 
 
-def _examples(lines: list[str]) -> Iterator[tuple[Snippet, tuple[int, str] | None]]:
-    """Each example's snippet, and the first non-blank output line after it (None when the next line is a prompt)."""
+def _opens_example(line: str) -> bool:
+    prompt = _DOCTEST.match(line) or _IPYTHON.match(line)
+    return prompt is not None and (line.lstrip().startswith(">>>") or line.lstrip().startswith("In ["))
+
+
+def _code_before_first_prompt(lines: list[str]) -> bool:
+    """Whether a line before the session's first prompt holds code: not blank, a comment or a `$` prompt (`$ python`
+    launching the session)."""
+    for line in lines:
+        if _opens_example(line):
+            return False
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#") and not _MAGIC_OR_PROMPT.match(line):
+            return True
+    return False
+
+
+def _without_magics(pairs: list[tuple[int, str]]) -> Snippet | None:
+    """An example as a snippet, its opening magic line dropped; None when nothing of it is Python."""
+    first = pairs[0][1]
+    cell = _CELL_MAGIC.match(first)
+    if cell and cell.group(1) not in _PYTHON_CELL_MAGICS:
+        return None
+    if cell or _MAGIC_OR_PROMPT.match(first):
+        pairs = pairs[1:]
+    if not any(text.strip() for _, text in pairs):
+        return None
+    return Snippet.from_lines(pairs, "session prompts removed")
+
+
+def _examples(lines: list[str]) -> Iterator[tuple[list[tuple[int, str]], tuple[int, str] | None]]:
+    """Each example's (body line, code) pairs, and the first non-blank output line after it (None when the next line
+    is a prompt)."""
     current: list[tuple[int, str]] = []
     for number, line in enumerate(lines, 1):
         prompt = _DOCTEST.match(line) or _IPYTHON.match(line)
-        opens = prompt is not None and (line.lstrip().startswith(">>>") or line.lstrip().startswith("In ["))
+        opens = _opens_example(line)
         if prompt is not None and (opens or current):
             if opens and current:
-                yield Snippet.from_lines(current, "session prompts removed"), None
+                yield current, None
                 current = []
             current.append((number, line[prompt.end() :]))
             continue
         if current:
-            yield Snippet.from_lines(current, "session prompts removed"), (number, line) if line.strip() else None
+            yield current, (number, line) if line.strip() else None
             current = []
     if current:
-        yield Snippet.from_lines(current, "session prompts removed"), None
+        yield current, None
 
 
 def _indent_retries(snippet: Snippet, failure: _Failure | None) -> Iterator[Snippet]:

@@ -40,9 +40,12 @@ __all__ = [
     "verify_offline",
 ]
 
-TRUNCATION_REASONS = frozenset({"length", "max_tokens", "max_output_tokens", "model_length", "limit"})
+TRUNCATION_REASONS = frozenset(
+    {"length", "max_tokens", "max_output_tokens", "model_length", "model_context_window_exceeded", "limit"}
+)
 """Budget exhaustion as providers spell it, after `finish_reason_key`: OpenAI and Ollama `length`, Anthropic and
 Bedrock `max_tokens`, Gemini and Cohere `MAX_TOKENS`, OpenAI Responses `max_output_tokens`, Mistral `model_length`,
+Anthropic's `model_context_window_exceeded` (the answer ran into the context window: cut off just the same),
 llama.cpp's `stop_type: limit` (reference §2.2)."""
 
 TOOL_CALL_REASONS = frozenset({"tool_calls", "tool_use", "function_call"})
@@ -163,8 +166,13 @@ def _unchecked_reason(language: Language) -> str:
 
 
 def place(pending: PendingCheck, result: CodeCheck) -> BlockCheck:
-    """A checker's result as the response reports it: the body line it blamed becomes a line of the response."""
-    error_line = pending.block.line + result.line if result.line else 0
+    """A checker's result as the response reports it: the body line it blamed becomes a line of the response.
+
+    A parser that runs out of input blames the line after the last one (JSON's and YAML's "end of input" is past the
+    final line feed); that is the closing fence's line, so it is reported as the body's last line, as Python's is.
+    """
+    blamed = min(result.line, pending.block.body_lines) if result.line else 0
+    error_line = pending.block.line + blamed if blamed else 0
     detail = f"line {error_line}: {result.detail}" if error_line and result.detail else result.detail
     return BlockCheck(pending.index, pending.language.name, result.verdict, detail, pending.block.line, error_line)
 

@@ -36,7 +36,17 @@ _PROMPT = re.compile(r"^\s*\$ ")
 _CONTINUATION_PROMPT = re.compile(r"^\s*> ")
 _LOCATED = re.compile(r"^[^\n]*?: line (\d+): (.*)$")
 _HEREDOC = re.compile(r"warning: here-document at line (\d+) delimited by end-of-file(.*)$")
-_PLACEHOLDER = re.compile(r"(?<![<\w])<[A-Za-z][\w.-]*(?: [\w.-]+)*>")
+_PLACEHOLDER = re.compile(r"(?<![<\w])<[A-Za-z][\w.:/@-]*(?: [\w.:/@-]+)*>")
+_CODE = re.compile(r"""(?:'[^']*+'|"(?:[^"\\]|\\.)*+"|\\.|(?<=[^ \t;&|()<>])#|[^'"\\#])*+""")
+"""A line's code before any comment, as bash reads it: quoted strings, escapes, and `#` only inside a word (`$#`,
+`${#x}`, `a#b`). The match stops at a comment, an unterminated quote or a final lone backslash, in C, never
+backtracking."""
+_HEREDOC_TOKEN = re.compile(
+    r"""(?<!<)<<(-?)[ \t]*(?:'([^'\n]*)'|"([^"\n]*)"|\\?([^\s;&|()<>'"]+))"""
+    r"""|'[^']*'?|"(?:[^"\\]|\\.)*"?|\\.?|[^'"\\<]+|<"""
+)
+"""A here-document operator with its delimiter, or what may hide one: a quoted string, an escape, other text."""
+_WORD_BREAK = frozenset(" \t;&|()<>")
 
 
 def shell_script(code: str) -> Snippet:
@@ -44,9 +54,20 @@ def shell_script(code: str) -> Snippet:
     lines = code.split("\n")
     if not any(_PROMPT.match(line) for line in lines):
         return Snippet(code)
+    if lines[-1] == "":
+        lines.pop()  # what follows the last line feed is no line
     kept: list[tuple[int, str]] = []
     continuing = False
+    heredocs: list[tuple[str, bool]] = []  # delimiters still awaited, and whether `<<-` strips leading tabs
     for number, line in enumerate(lines, 1):
+        if heredocs:  # a here-document's body is input, not output, with or without `> ` prompts
+            follow = _CONTINUATION_PROMPT.match(line)
+            text = line[follow.end() :] if follow is not None else line
+            kept.append((number, text))
+            delimiter, strip_tabs = heredocs[0]
+            if (text.lstrip("\t") if strip_tabs else text) == delimiter:
+                heredocs.pop(0)
+            continue
         prompt = _PROMPT.match(line)
         if prompt is not None:
             text = line[prompt.end() :]
@@ -59,6 +80,7 @@ def shell_script(code: str) -> Snippet:
             continue
         kept.append((number, text))
         continuing = True
+        heredocs = _heredoc_delimiters(text)
     return Snippet.from_lines(kept, "$ prompts removed, output lines dropped")
 
 
@@ -105,8 +127,32 @@ def interpret_bash(
 
 
 def _continues(line: str) -> bool:
-    """Whether a line ends in an odd run of backslashes (a continuation; `\\\\` is an escaped backslash)."""
-    return (len(line) - len(line.rstrip("\\"))) % 2 == 1
+    """Whether a line ends in a line continuation: an odd run of backslashes (`\\\\` is an escaped backslash) that is
+    not part of a comment (`echo hi  # C:\\temp\\` ends in a comment, which nothing continues)."""
+    code = _without_comment(line)
+    return (len(code) - len(code.rstrip("\\"))) % 2 == 1
+
+
+def _without_comment(line: str) -> str:
+    """The line up to its comment, if it has one: a `#` that starts a word outside quotes (not `$#` or `${#x}`)."""
+    match = _CODE.match(line)
+    end = match.end() if match is not None else 0
+    return line[:end] if line.startswith("#", end) else line
+
+
+def _heredoc_delimiters(line: str) -> list[tuple[str, bool]]:
+    """The here-documents a command line opens outside quotes and comments (`<<EOF`, `<<-'END'`; not `<<<`), as
+    (delimiter, whether leading tabs are stripped)."""
+    code = _without_comment(line)
+    if "<<" not in code:
+        return []
+    heredocs = []
+    for token in _HEREDOC_TOKEN.finditer(code):
+        dash, single, double, bare = token.group(1, 2, 3, 4)
+        if dash is None or code.count("((", 0, token.start()) > code.count("))", 0, token.start()):
+            continue  # not an operator, or a left shift inside `$(( ))` / `(( ))`
+        heredocs.append((single if single is not None else double if double is not None else bare, bool(dash)))
+    return heredocs
 
 
 def _last_line_continues(script: Snippet) -> int:
@@ -115,6 +161,6 @@ def _last_line_continues(script: Snippet) -> int:
     index = len(lines) - 1
     while index >= 0 and not lines[index].strip():
         index -= 1
-    if index < 0 or lines[index].lstrip().startswith("#") or not _continues(lines[index]):
+    if index < 0 or not _continues(lines[index]):
         return 0
     return script.body_line(index + 1)

@@ -19,6 +19,8 @@ pool queue for itself.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
 import dataclasses
 import logging
 import multiprocessing
@@ -26,7 +28,7 @@ import signal
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from pebble import ProcessExpired, ProcessPool
+from pebble import ProcessExpired, ProcessFuture, ProcessPool
 
 from verdict.config import Config
 from verdict.errors import Unavailable
@@ -62,6 +64,7 @@ class Verifier:
         self._metrics = metrics
         self._second_opinion = second_opinion
         self._pool: ProcessPool | None = None
+        self._parsing: set[ProcessFuture[CodeCheck]] = set()
         self._closed = False
 
     async def verify(self, request: VerifyInput, *, deadline: float | None = None) -> Verification:
@@ -85,9 +88,13 @@ class Verifier:
         return verification
 
     def close(self) -> None:
-        """Stop the parse pool and refuse further calls. Safe to call twice."""
+        """Stop the parse pool and refuse further calls. Safe to call twice.
+
+        A call still waiting on a parse gets Unavailable: a stopped pool never answers its tasks, so without that the
+        call would wait forever. A call that was already past the `closed` check never starts a new pool.
+        """
         self._closed = True
-        self._discard_pool()
+        self._discard_pool(Unavailable("the verifier closed while a block was being parsed"))
 
     async def _scan(self, text: str) -> FenceScan:
         """The fence scan; a large text is scanned in a thread, whose Python loop yields the GIL to the event loop."""
@@ -144,28 +151,35 @@ class Verifier:
         )
 
     async def _check_in_pool(self, checker: str, code: str) -> CodeCheck:
+        if self._closed:
+            raise Unavailable("the verifier is closed")
         timeout = self._config.parse_timeout_seconds
         outcome = "crashed"
         try:
             future = self._running_pool().schedule(self._pool_function(), args=(checker, code), timeout=timeout)
         except Exception as error:  # a pool that cannot start workers (a script without a __main__ guard, say)
             logger.warning("parse pool unavailable; starting a new one on the next call", exc_info=True)
-            self._discard_pool()
+            self._discard_pool(RuntimeError("the parse pool was replaced after a failure"))
             self._metrics.parse_pool_tasks.labels(outcome=outcome).inc()
             return CodeCheck(Verdict.UNVERIFIABLE, f"the parse pool is unavailable: {type(error).__name__}: {error}")
+        self._parsing.add(future)
+        future.add_done_callback(self._parsing.discard)
         try:
             result: CodeCheck = await asyncio.wrap_future(future)
             outcome = "ok"
             return result
-        except asyncio.CancelledError:  # wrap_future has cancelled the pool task, which stops its worker
+        except (asyncio.CancelledError, Unavailable):  # wrap_future has cancelled the pool task: its worker stops
             outcome = "cancelled"
             raise
         except TimeoutError:
             outcome = "timeout"
             return CodeCheck(Verdict.UNVERIFIABLE, f"the parse took longer than {timeout:g}s; its worker was stopped")
-        except ProcessExpired as error:
-            return CodeCheck(Verdict.UNVERIFIABLE, f"the parse worker died ({_exit_cause(error.exitcode)})")
         except Exception as error:
+            if self._closed:  # the stopped pool failed the task first (BrokenProcessPool): the same closed verifier
+                outcome = "cancelled"
+                raise Unavailable("the verifier closed while a block was being parsed") from error
+            if isinstance(error, ProcessExpired):
+                return CodeCheck(Verdict.UNVERIFIABLE, f"the parse worker died ({_exit_cause(error.exitcode)})")
             logger.warning("parse pool task failed", exc_info=True)
             return CodeCheck(Verdict.UNVERIFIABLE, f"the parse pool failed: {type(error).__name__}: {error}")
         finally:
@@ -177,11 +191,15 @@ class Verifier:
             self._pool = ProcessPool(max_workers=self._config.parse_workers, context=context)
         return self._pool
 
-    def _discard_pool(self) -> None:
+    def _discard_pool(self, error: Exception) -> None:
+        """Stop the pool and fail, with `error`, the parses it will now never answer."""
         pool, self._pool = self._pool, None
         if pool is not None:
             pool.stop()  # type: ignore[no-untyped-call]
             pool.join(timeout=5)
+        for future in list(self._parsing):
+            with contextlib.suppress(concurrent.futures.InvalidStateError):
+                future.set_exception(error)
 
     async def _ask_second_opinion(
         self, judge: SecondOpinion, request: VerifyInput, verification: Verification, deadline: float | None

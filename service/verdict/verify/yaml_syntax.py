@@ -68,7 +68,8 @@ def check_yaml(code: str) -> CodeCheck:
         return CodeCheck(Verdict.UNVERIFIABLE, f"the parser gave up, not a syntax error: {type(error).__name__}")
     except UnicodeError as error:
         return CodeCheck(Verdict.UNVERIFIABLE, f"the code is not valid Unicode: {error}")
-    except (ValueError, TypeError, OverflowError) as error:
+    except (ValueError, TypeError, OverflowError, KeyError, AttributeError) as error:
+        # KeyError: `!!bool maybe`; AttributeError: `!!timestamp soon` (PyYAML's constructors assume a valid scalar)
         return CodeCheck(Verdict.UNVERIFIABLE, f"well-formed, but PyYAML cannot construct a value: {error}")
     return CodeCheck(Verdict.OK)
 
