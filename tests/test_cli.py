@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 
 from tests.support import ServerProcess
+from verdict.cli import build_parser
+from verdict.config import Config, config_keys, load_config
 
 
 def _verdict(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
@@ -61,3 +63,27 @@ def test_verify_against_a_running_server(server_process: ServerProcess) -> None:
     done = _verdict("verify", "--target", server_process.target, stdin=b"```yaml\na: [1, 2\n```\n")
     assert done.returncode == 1, done.stderr
     assert json.loads(done.stdout)["verdict"] == "VERIFY_VERDICT_MALFORMED"
+
+
+def _sample_value(key: str) -> str:
+    """A valid non-default value for `key`, as text."""
+    samples = {"grpc_address": "127.0.0.1:1", "metrics_address": "127.0.0.1:2", "log_level": "DEBUG"}
+    if key in samples:
+        return samples[key]
+    default = getattr(Config(), key)
+    if isinstance(default, bool):
+        return "false" if default else "true"
+    if isinstance(default, tuple):
+        return "a,b"
+    if isinstance(default, int | float):
+        return str(default + 1)
+    return "/srv/x" if key == "workspace_root" else "some-value"
+
+
+def test_every_key_is_a_serve_flag_and_an_environment_variable() -> None:
+    for key in config_keys():
+        value = _sample_value(key)
+        args = build_parser().parse_args(["serve", f"--{key.replace('_', '-')}", value])
+        from_flag = load_config(flags={k: getattr(args, k) for k in config_keys()})
+        from_env = load_config(env={f"VERDICT_{key.upper()}": value})
+        assert getattr(from_flag, key) == getattr(from_env, key) != getattr(Config(), key), key

@@ -59,6 +59,13 @@ def test_list_values_from_env_and_file(tmp_path: Path) -> None:
         ({"VERDICT_LOG_LEVEL": "LOUD"}, "log_level", "one of"),
         ({"VERDICT_JUDGE_TIMEOUT_SECONDS": "3600"}, "judge_timeout_seconds", "at most 1800"),
         ({"VERDICT_WORKSPACE_ROOT": "relative/dir"}, "workspace_root", "absolute"),
+        # Values that passed validation and then crashed the server as it was built (or broke it silently):
+        ({"VERDICT_GRACE_PERIOD_SECONDS": "nan"}, "grace_period_seconds", "finite"),
+        ({"VERDICT_SHELL_CHECK_TIMEOUT_SECONDS": "nan"}, "shell_check_timeout_seconds", "finite"),
+        ({"VERDICT_MAX_CONNECTION_AGE_SECONDS": "inf"}, "max_connection_age_seconds", "finite"),
+        ({"VERDICT_MAX_CONNECTION_AGE_SECONDS": "3000000"}, "max_connection_age_seconds", "at most"),
+        ({"VERDICT_MAX_MESSAGE_BYTES": "2147483648"}, "max_message_bytes", "at most 2147483647"),
+        ({"VERDICT_MAX_CONCURRENT_RPCS": "2147483648"}, "max_concurrent_rpcs", "at most 2147483647"),
     ],
 )
 def test_bad_values_name_the_key(source: dict[str, str], key: str, fragment: str) -> None:
@@ -92,3 +99,24 @@ def test_every_key_is_documented_in_docs() -> None:
     text = (Path(__file__).resolve().parent.parent / "docs" / "configuration.md").read_text()
     missing = [key for key in config_keys() if f"`{key}`" not in text]
     assert missing == []
+
+
+async def test_the_largest_accepted_values_build_a_server() -> None:
+    """The maxima are the largest values gRPC itself accepts, so every value validation lets through can serve."""
+    from prometheus_client import CollectorRegistry
+
+    from verdict.server import build_server
+
+    config = load_config(
+        flags={
+            "grpc_address": "127.0.0.1:0",
+            "metrics_address": "",
+            "max_message_bytes": "2147483647",
+            "max_concurrent_rpcs": "2147483647",
+            "max_connection_age_seconds": "2147483.647",
+            "max_connection_age_grace_seconds": "2147483.647",
+        }
+    )
+    app, _ = await build_server(config, registry=CollectorRegistry())
+    await app.start()
+    await app.stop(grace=0)

@@ -119,6 +119,28 @@ async def test_grandchildren_die_even_after_a_normal_exit(runner: Runner, tmp_pa
     assert await _wait_dead(int(pidfile.read_text()))
 
 
+async def test_a_grandchild_holding_the_pipes_does_not_turn_an_answer_into_a_timeout(
+    runner: Runner, registry: CollectorRegistry, tmp_path: Path
+) -> None:
+    """A CLI that prints its answer and exits while a background worker still holds stdout and stderr open: the
+    answer is returned when the CLI exits (not at the time limit, and not thrown away), and the worker dies."""
+    pidfile = tmp_path / "worker.pid"
+    script = (
+        "import subprocess,sys;"
+        "p=subprocess.Popen([sys.executable,'-c','import time;time.sleep(600)']);"
+        f"open({str(pidfile)!r},'w').write(str(p.pid));"
+        "print('the answer', flush=True)"
+    )
+    done = await runner.run(Command(tool="py", argv=(sys.executable, "-c", script), timeout=5))
+    assert not done.timed_out
+    assert done.returncode == 0
+    assert done.stdout == b"the answer\n"
+    assert done.duration < 4
+    assert await _wait_dead(int(pidfile.read_text()))
+    assert registry.get_sample_value("verdict_subprocess_runs_total", {"tool": "py", "outcome": "ok"}) == 1
+    assert runner.live_process_groups == frozenset()
+
+
 async def test_missing_program(runner: Runner, registry: CollectorRegistry) -> None:
     with pytest.raises(CommandNotFound):
         await runner.run(Command(tool="x", argv=("/nonexistent/verdict-no-such-cli",), timeout=5))

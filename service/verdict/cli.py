@@ -167,7 +167,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         from verdict.server import serve
 
-        return asyncio.run(serve(config))
+        try:
+            return asyncio.run(serve(config))
+        except ConfigError as error:  # an address that cannot be bound
+            print(f"verdict: cannot serve: {error}", file=sys.stderr)
+            return EXIT_ERROR
     try:
         if args.command == "verify":
             result = asyncio.run(_verify(args))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import types
 import typing
 from collections.abc import Mapping
@@ -30,8 +31,21 @@ JUDGE_TIMEOUT_CEILING_SECONDS = 1800.0
 """The reference's judge timeout; BUG-903 kept it because expensive evaluations need it. Nothing may exceed it."""
 
 
-def _key(default: Any, doc: str, *, minimum: float | None = None, choices: tuple[str, ...] = ()) -> Any:
-    return field(default=default, metadata={"doc": doc, "minimum": minimum, "choices": choices})
+_GRPC_INT_MAX = 2**31 - 1
+"""gRPC channel arguments and the concurrency limit are C ints: a bigger value crashes the server as it is built."""
+_GRPC_MILLISECONDS_MAX = _GRPC_INT_MAX / 1000
+"""Longest duration, in seconds, that fits a gRPC millisecond channel argument (about 24.8 days)."""
+
+
+def _key(
+    default: Any,
+    doc: str,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    choices: tuple[str, ...] = (),
+) -> Any:
+    return field(default=default, metadata={"doc": doc, "minimum": minimum, "maximum": maximum, "choices": choices})
 
 
 @dataclass(frozen=True)
@@ -46,6 +60,7 @@ class Config:
         4 * 1024 * 1024,
         "Largest request accepted, in bytes; a bigger one is RESOURCE_EXHAUSTED before any work is done.",
         minimum=1024,
+        maximum=_GRPC_INT_MAX,
     )
     shell_check_timeout_seconds: float = _key(
         5.0, "Time limit for one `bash -n` parse; a parse that runs out is unverifiable, never malformed.", minimum=0.1
@@ -58,12 +73,16 @@ class Config:
         300.0,
         "Close client connections after this age so clients re-resolve DNS and reach pods the HPA added; 0 disables.",
         minimum=0,
+        maximum=_GRPC_MILLISECONDS_MAX,
     )
     max_connection_age_grace_seconds: float = _key(
-        30.0, "Time a connection closed for age gets to finish its calls.", minimum=0
+        30.0, "Time a connection closed for age gets to finish its calls.", minimum=0, maximum=_GRPC_MILLISECONDS_MAX
     )
     max_concurrent_rpcs: int = _key(
-        0, "Calls served at once; more are rejected with RESOURCE_EXHAUSTED. 0 means no limit.", minimum=0
+        0,
+        "Calls served at once; more are rejected with RESOURCE_EXHAUSTED. 0 means no limit.",
+        minimum=0,
+        maximum=_GRPC_INT_MAX,
     )
     log_level: str = _key("INFO", "Logging level.", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     max_block_bytes: int = _key(
@@ -126,9 +145,14 @@ class Config:
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ConfigError(f.name, f"must be a finite number, got {value!r}")
             minimum = f.metadata.get("minimum")
             if minimum is not None and value < minimum:
                 raise ConfigError(f.name, f"must be at least {minimum}, got {value!r}")
+            maximum = f.metadata.get("maximum")
+            if maximum is not None and value > maximum:
+                raise ConfigError(f.name, f"must be at most {maximum}, got {value!r}")
             choices = f.metadata.get("choices")
             if choices and value not in choices:
                 raise ConfigError(f.name, f"must be one of {', '.join(choices)}, got {value!r}")

@@ -65,6 +65,11 @@ class _MethodSeries:
 
 def _final_code(context: grpc.aio.ServicerContext[Any, Any], error: BaseException | None) -> grpc.StatusCode:
     if isinstance(error, asyncio.CancelledError):
+        # grpc.aio cancels the handler both when the client cancels and when the call's deadline passes; the client
+        # sees DEADLINE_EXCEEDED in the second case, and an alert on DeadlineExceeded must see it too.
+        remaining = context.time_remaining()
+        if remaining is not None and remaining <= 0:
+            return grpc.StatusCode.DEADLINE_EXCEEDED
         return grpc.StatusCode.CANCELLED
     code = context.code()
     if code is None or (isinstance(code, int) and code == 0):
@@ -143,8 +148,8 @@ def _observe_unary(series: _MethodSeries, behavior: Any) -> Any:
 
 
 def _observe_stream(series: _MethodSeries, behavior: Any, *, client_streams: bool) -> Any:
-    """Streaming handlers come in two shapes: async generators (reflection) and coroutines that call
-    `context.write` (health's Watch). Messages written through the context are not counted as sent."""
+    """Streaming handlers come in two shapes: async generators (reflection), whose yields are counted as sent, and
+    coroutines that call `context.write` (health's Watch), which get a context that counts each write."""
 
     async def begin(request: Any) -> tuple[float, Any]:
         series.started.inc()
@@ -174,7 +179,7 @@ def _observe_stream(series: _MethodSeries, behavior: Any, *, client_streams: boo
         started, request = await begin(request)
         error: BaseException | None = None
         try:
-            return await behavior(request, context)
+            return await behavior(request, _CountingWrites(context, series))
         except BaseException as exc:
             error = exc
             raise
@@ -182,6 +187,21 @@ def _observe_stream(series: _MethodSeries, behavior: Any, *, client_streams: boo
             series.finish(started, _final_code(context, error))
 
     return observed_coroutine
+
+
+class _CountingWrites:
+    """The servicer context of a streaming call, counting each message written through it as sent."""
+
+    def __init__(self, context: grpc.aio.ServicerContext[Any, Any], series: _MethodSeries) -> None:
+        self._context = context
+        self._sent = series.sent
+
+    async def write(self, message: Any) -> None:
+        await self._context.write(message)
+        self._sent.inc()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._context, name)
 
 
 async def _count_received(requests: AsyncIterator[Any], series: _MethodSeries) -> AsyncIterator[Any]:

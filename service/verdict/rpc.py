@@ -26,7 +26,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
-from verdict.errors import ERROR_DOMAIN, InvalidArgument, InvalidConfig, VerdictError
+from verdict.errors import ERROR_DOMAIN, InvalidArgument, InvalidConfig, ResourceExhausted, VerdictError
 from verdict.evaluators import EvaluationInput, EvaluationResult, Evaluations, EvaluatorSpec, load_evaluate_block
 from verdict.v1 import verdict_pb2
 from verdict.verify.model import BlockCheck, Verdict, Verification, VerifyInput
@@ -60,19 +60,31 @@ Request = TypeVar("Request", bound=message.Message)
 Handler = Callable[[Any, Any, grpc.aio.ServicerContext[Any, Any]], Awaitable[Any]]
 
 
+_DIAGNOSE_DEPTH = 100
+"""Messages nested deeper than this are not walked: the protobuf runtime refuses such nesting anyway (upb's limit is
+100), and a recursive walk of a hostile 3,000-deep Struct would raise RecursionError inside grpc's deserializer,
+which the caller would see as UNKNOWN."""
+
+
 def _lenient_decoder(message_class: type[Request]) -> Callable[[bytes], Request | Undecodable]:
     def decode(data: bytes) -> Request | Undecodable:
         try:
             return message_class.FromString(data)
         except message.DecodeError as exc:
-            field, problem = _diagnose(message_class.DESCRIPTOR, data)
+            try:
+                field, problem = _diagnose(message_class.DESCRIPTOR, data)
+            except Exception:  # the diagnosis is a courtesy; it must never turn a bad request into UNKNOWN
+                field, problem = "", ""
             return Undecodable(message_class.DESCRIPTOR.full_name, field, problem or str(exc))
 
     return decode
 
 
-def _diagnose(descriptor: Any, data: bytes, prefix: str = "") -> tuple[str, str]:
-    """Walk the top-level wire format to name the field that made decoding fail (invalid UTF-8 in a string)."""
+def _diagnose(descriptor: Any, data: bytes, prefix: str = "", depth: int = 0) -> tuple[str, str]:
+    """Walk the wire format to name the field that made decoding fail (invalid UTF-8 in a string, nesting too deep)."""
+    if depth >= _DIAGNOSE_DEPTH:
+        top = prefix.split(".", 1)[0]
+        return top, f"{top} is nested more than {_DIAGNOSE_DEPTH} messages deep"
     position = 0
     try:
         while position < len(data):
@@ -98,7 +110,7 @@ def _diagnose(descriptor: Any, data: bytes, prefix: str = "") -> tuple[str, str]
                     except UnicodeDecodeError as exc:
                         return path, f"{path} is not valid UTF-8 (byte {exc.start})"
                 elif field.type == FieldDescriptor.TYPE_MESSAGE:
-                    nested_field, problem = _diagnose(field.message_type, chunk, f"{path}.")
+                    nested_field, problem = _diagnose(field.message_type, chunk, f"{path}.", depth + 1)
                     if problem:
                         return nested_field, problem
             else:
@@ -119,26 +131,54 @@ def _varint(data: bytes, position: int) -> tuple[int, int]:
         shift += 7
 
 
+_MAX_MESSAGE_BYTES = 512
+_MAX_METADATA_VALUE_BYTES = 256
+"""A status travels in trailers, and gRPC clients refuse trailers over 8 KiB by default (the call then fails with
+RESOURCE_EXHAUSTED and the ErrorInfo is lost). Messages can echo the caller's input (an unknown evaluator type of
+20,000 characters), and the message is sent three times (grpc-message, Status.message, BadRequest), so every
+caller-influenced string is clipped here, once."""
+
+
+def _clip(text: str, limit: int) -> str:
+    data = text.encode("utf-8")
+    if len(data) <= limit:
+        return text
+    return data[: limit - 3].decode("utf-8", errors="ignore") + "…"
+
+
+class _Internal(VerdictError):
+    """An exception nobody raised on purpose; the caller learns only that the server failed."""
+
+    code_name = "INTERNAL"
+    default_reason = "INTERNAL"
+
+
 def to_status(error: VerdictError) -> grpc.Status:
     """The one mapping from the domain's error tree to a rich gRPC status."""
     code = getattr(code_pb2, error.code_name)
-    info = error_details_pb2.ErrorInfo(reason=error.reason, domain=ERROR_DOMAIN, metadata=error.metadata)
+    text = _clip(error.message, _MAX_MESSAGE_BYTES)
+    metadata = {key: _clip(str(value), _MAX_METADATA_VALUE_BYTES) for key, value in error.metadata.items()}
+    info = error_details_pb2.ErrorInfo(reason=error.reason, domain=ERROR_DOMAIN, metadata=metadata)
     details = [any_pb2.Any()]
     details[0].Pack(info)
     if isinstance(error, InvalidArgument):
-        bad_request = error_details_pb2.BadRequest(
-            field_violations=[error_details_pb2.BadRequest.FieldViolation(field=error.field, description=error.message)]
+        violation = error_details_pb2.BadRequest.FieldViolation(
+            field=_clip(error.field, _MAX_METADATA_VALUE_BYTES), description=text
         )
         packed = any_pb2.Any()
-        packed.Pack(bad_request)
+        packed.Pack(error_details_pb2.BadRequest(field_violations=[violation]))
         details.append(packed)
-    status = status_pb2.Status(code=code, message=error.message, details=details)
+    status = status_pb2.Status(code=code, message=text, details=details)
     return rpc_status.to_status(status)
 
 
 def _translating(handler: Handler) -> Handler:
     """Turn an Undecodable request or a raised VerdictError into the matching status, and anything else into
-    INTERNAL without leaking internals (the traceback goes to the log)."""
+    INTERNAL without leaking internals (the traceback goes to the log).
+
+    A response over the send limit is refused here too: gRPC would otherwise fail the call after the handler
+    returned, with a bare RESOURCE_EXHAUSTED the caller cannot tell from its own request being too big, while the
+    metrics counted the call OK. A request under the limit can produce such a response (details echo the output)."""
 
     @functools.wraps(handler)
     async def translated(self: Any, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
@@ -149,14 +189,23 @@ def _translating(handler: Handler) -> Handler:
                     field=request.field or "request",
                     reason="UNDECODABLE_REQUEST",
                 )
-            return await handler(self, request, context)
+            response = await handler(self, request, context)
+            limit = self._max_response_bytes
+            if limit and response.ByteSize() > limit:
+                size = response.ByteSize()
+                raise ResourceExhausted(
+                    f"the response would be {size} bytes, over the server's max_message_bytes ({limit})",
+                    reason="RESPONSE_TOO_LARGE",
+                    metadata={"responseBytes": str(size), "limitBytes": str(limit)},
+                )
+            return response
         except VerdictError as error:
             await context.abort_with_status(to_status(error))
         except grpc.aio.AbortError:
             raise
         except Exception:
             log.exception("internal error in %s", handler.__name__)
-            await context.abort(grpc.StatusCode.INTERNAL, "internal error; the server log has the details")
+            await context.abort_with_status(to_status(_Internal("internal error; the server log has the details")))
 
     return translated
 
@@ -169,9 +218,10 @@ def _deadline(context: grpc.aio.ServicerContext[Any, Any]) -> float | None:
 class VerdictServicer:
     """Implements verdict.v1.VerdictService over the domain's Verifier and Evaluations."""
 
-    def __init__(self, verifier: Verifier, evaluations: Evaluations) -> None:
+    def __init__(self, verifier: Verifier, evaluations: Evaluations, *, max_response_bytes: int = 0) -> None:
         self._verifier = verifier
         self._evaluations = evaluations
+        self._max_response_bytes = max_response_bytes
         self._catalogue = _catalogue_response(evaluations.catalogue())
 
     @_translating

@@ -25,6 +25,7 @@ from verdict.metrics import Metrics
 __all__ = ["Command", "CommandNotFound", "Completed", "Runner", "SlotLimit", "minimal_env"]
 
 _READ_CHUNK = 64 * 1024
+_EXIT_POLL_SECONDS = 0.05
 
 
 def minimal_env(path: str | None = None, home: str | None = None, **extra: str) -> dict[str, str]:
@@ -204,11 +205,29 @@ class Runner:
 async def _communicate(
     process: asyncio.subprocess.Process, stdin: bytes | None, cap: int
 ) -> tuple[bytes, bool, bytes, bool]:
-    """Feed stdin and drain both pipes at once (never one after the other: a full pipe would deadlock), then wait."""
-    _, (stdout, out_cut), (stderr, err_cut) = await asyncio.gather(
-        _feed(process, stdin), _drain(process.stdout, cap), _drain(process.stderr, cap)
+    """Feed stdin and drain both pipes at once (never one after the other: a full pipe would deadlock), until the
+    pipes close; if the child exits while something still holds them open, kill its group and read what is left.
+
+    Waiting for end-of-file alone would wait for every grandchild that inherited stdout or stderr (a CLI's background
+    worker): the answer the child printed before exiting would be thrown away at the time limit and the call reported
+    as timed out. The group is killed after the child exits anyway, so nothing the child meant to say is lost. In the
+    usual case the pipes close as the child exits and no polling happens.
+    """
+    pipes = asyncio.ensure_future(
+        asyncio.gather(_feed(process, stdin), _drain(process.stdout, cap), _drain(process.stderr, cap))
     )
-    await process.wait()
+    try:
+        while not pipes.done() and process.returncode is None:
+            await asyncio.wait({pipes}, timeout=_EXIT_POLL_SECONDS)
+        if not pipes.done():
+            _kill_group(process.pid)
+        _, (stdout, out_cut), (stderr, err_cut) = await pipes
+        await process.wait()
+    except BaseException:
+        pipes.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await pipes
+        raise
     return stdout, out_cut, stderr, err_cut
 
 

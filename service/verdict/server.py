@@ -10,6 +10,8 @@ Lifecycle, and what health reports at each step:
 2. `start()`: accepting calls; readiness SERVING;
 3. `stop(grace)` (SIGTERM/SIGINT): readiness NOT_SERVING at once, so load balancers and kubelet stop sending; no new
    calls; in-flight calls get `grace` seconds; then every child process still running is killed and pools closed.
+   A second signal while draining ends the grace period at once (an operator who presses Ctrl-C twice, or a
+   supervisor that escalates, means "now"): in-flight calls are cancelled, children killed, and the exit is still 0.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from grpc_reflection.v1alpha import reflection
 from prometheus_client import CollectorRegistry
 
 from verdict.config import Config
+from verdict.errors import ConfigError
 from verdict.evaluators import Evaluations
 from verdict.judges import build_judges
 from verdict.metrics import Metrics
@@ -86,6 +89,7 @@ class App:
     metrics: Metrics
     components: Components
     _stopping: bool = False
+    _stopped: asyncio.Event = field(default_factory=asyncio.Event)
 
     @property
     def runner(self) -> Runner:
@@ -102,17 +106,23 @@ class App:
         log.info("serving on port %d", self.port)
 
     async def stop(self, grace: float | None = None) -> None:
-        """Drain and stop. Idempotent; a second call while draining only waits."""
+        """Drain and stop. Idempotent: a second call while draining waits for the first to finish, and with a
+        shorter `grace` (0 for "now") it shortens the drain under way, as grpc's own `stop` does."""
         if self._stopping:
-            await self.server.wait_for_termination()
+            if grace is not None:
+                await self.server.stop(grace)
+            await self._stopped.wait()
             return
         self._stopping = True
         grace = self.config.grace_period_seconds if grace is None else grace
-        await self.health.enter_graceful_shutdown()
-        log.info("draining: up to %.1fs for in-flight calls", grace)
-        await self.server.stop(grace)
-        await self.components.aclose()
-        log.info("stopped")
+        try:
+            await self.health.enter_graceful_shutdown()
+            log.info("draining: up to %.1fs for in-flight calls", grace)
+            await self.server.stop(grace)
+            await self.components.aclose()
+            log.info("stopped")
+        finally:
+            self._stopped.set()
 
 
 def _server_options(config: Config) -> list[tuple[str, Any]]:
@@ -153,15 +163,25 @@ async def build_server(
     registry: CollectorRegistry | None = None,
     env: Mapping[str, str] | None = None,
 ) -> tuple[App, int]:
-    """Assemble the server and bind its port; call `await app.start()` to begin serving."""
+    """Assemble the server and bind its port; call `await app.start()` to begin serving.
+
+    The port is bound first, so an address in use fails fast (ConfigError naming `grpc_address`) before any child
+    process or pool exists that would then have to be cleaned up.
+    """
     metrics = Metrics(registry if registry is not None else CollectorRegistry(), model_labels=config.judge_model_labels)
-    components = build_components(config, metrics, env if env is not None else os.environ)
     server = grpc.aio.server(
         interceptors=[MetricsInterceptor(metrics)],
         options=_server_options(config),
         maximum_concurrent_rpcs=config.max_concurrent_rpcs or None,
     )
-    servicer = VerdictServicer(components.verifier, components.evaluations)
+    try:
+        port = server.add_insecure_port(config.grpc_address)
+    except RuntimeError:  # grpc's "Failed to bind to address"
+        port = 0
+    if port == 0:
+        raise ConfigError("grpc_address", f"cannot bind {config.grpc_address} (in use, or not an address of this host)")
+    components = build_components(config, metrics, env if env is not None else os.environ)
+    servicer = VerdictServicer(components.verifier, components.evaluations, max_response_bytes=config.max_message_bytes)
     server.add_generic_rpc_handlers((method_handlers(servicer),))
     health = HealthServicer()
     for name in READINESS_SERVICES:
@@ -172,35 +192,52 @@ async def build_server(
     if config.reflection:
         reflection.enable_server_reflection([*served, reflection.SERVICE_NAME], server)
     metrics.initialize_rpcs(SERVICE_NAME, [(m.name, "unary") for m in SERVICE_DESCRIPTOR.methods])
-    port = server.add_insecure_port(config.grpc_address)
-    if port == 0:
-        raise OSError(f"cannot bind gRPC address {config.grpc_address}")
     app = App(config, server, port, health, metrics, components)
     return app, port
 
 
 def start_metrics_server(config: Config, registry: CollectorRegistry) -> tuple[Any, int] | None:
-    """Serve /metrics on its own port (never the gRPC port). Returns (http server, bound port), or None if off."""
+    """Serve /metrics on its own port (never the gRPC port). Returns (http server, bound port), or None if off.
+
+    Raises ConfigError naming `metrics_address` when the address cannot be bound."""
     if not config.metrics_address:
         return None
     host, _, port = config.metrics_address.rpartition(":")
     host = host.strip("[]")
-    http_server, _thread = prometheus_client.start_http_server(int(port), addr=host, registry=registry)
+    try:
+        http_server, _thread = prometheus_client.start_http_server(int(port), addr=host, registry=registry)
+    except OSError as exc:
+        raise ConfigError("metrics_address", f"cannot bind {config.metrics_address}: {exc.strerror or exc}") from None
     return http_server, int(http_server.server_port)
 
 
 async def serve(config: Config, *, env: Mapping[str, str] | None = None) -> int:
-    """Run until SIGTERM or SIGINT, then drain. Prints one JSON line when ready; returns the exit status."""
+    """Run until SIGTERM or SIGINT, then drain (a second signal cuts the drain short). Prints one JSON line when
+    ready; returns the exit status. Raises ConfigError naming the key when an address cannot be bound."""
     import json
 
     prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
     registry = CollectorRegistry()
-    app, port = await build_server(config, registry=registry, env=env)
     metrics_server = start_metrics_server(config, registry)
+    try:
+        app, port = await build_server(config, registry=registry, env=env)
+    except BaseException:
+        if metrics_server is not None:
+            metrics_server[0].shutdown()
+        raise
     stop = asyncio.Event()
+    forced: list[asyncio.Task[None]] = []
+
+    def on_signal() -> None:
+        if not stop.is_set():
+            stop.set()
+            return
+        log.warning("second signal: cancelling in-flight calls now")
+        forced.append(asyncio.ensure_future(app.stop(grace=0)))
+
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stop.set)
+        loop.add_signal_handler(signum, on_signal)
     await app.start()
     ready = {"event": "serving", "grpc_port": port, "metrics_port": metrics_server[1] if metrics_server else None}
     sys.stdout.write(json.dumps(ready) + "\n")
@@ -208,6 +245,7 @@ async def serve(config: Config, *, env: Mapping[str, str] | None = None) -> int:
     await stop.wait()
     log.info("signal received; shutting down")
     await app.stop()
+    await asyncio.gather(*forced)
     if metrics_server is not None:
         with contextlib.suppress(Exception):
             metrics_server[0].shutdown()

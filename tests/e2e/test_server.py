@@ -5,18 +5,20 @@ from __future__ import annotations
 import asyncio
 import signal
 import subprocess
+import urllib.request
 from collections.abc import AsyncIterator
 
 import grpc
 import grpc.aio
 import pytest
+from google.protobuf import any_pb2
 from google.rpc import error_details_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from grpc_status import rpc_status
 from prometheus_client import CollectorRegistry
 
-from tests.support import Running, make_config, serving, start_server_process
+from tests.support import Running, ServerProcess, make_config, serving, start_server_process
 from verdict.server import build_server
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
 
@@ -175,3 +177,157 @@ def test_sigint_also_stops_cleanly() -> None:
     except subprocess.TimeoutExpired:
         server.process.kill()
         raise
+
+
+def _length_delimited(number: int, payload: bytes) -> bytes:
+    def varint(value: int) -> bytes:
+        out = bytearray()
+        while True:
+            low, value = value & 0x7F, value >> 7
+            if not value:
+                return bytes(out + bytes([low]))
+            out.append(low | 0x80)
+
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
+
+
+def _error_details(error: grpc.aio.AioRpcError) -> tuple[error_details_pb2.ErrorInfo, list[any_pb2.Any]]:
+    """The one ErrorInfo of a rich status, and every detail (to count them)."""
+    status = rpc_status.from_call(error)
+    assert status is not None, "the status carries no google.rpc.Status"
+    infos = [d for d in status.details if d.Is(error_details_pb2.ErrorInfo.DESCRIPTOR)]
+    assert len(infos) == 1
+    info = error_details_pb2.ErrorInfo()
+    infos[0].Unpack(info)
+    return info, list(status.details)
+
+
+async def test_a_hostile_deeply_nested_context_is_invalid_argument_not_unknown(running: Running) -> None:
+    """3,000 nested Structs (22 KB): protobuf refuses them, and naming the field must not recurse 3,000 deep."""
+    nested = b""
+    for _ in range(3000):  # Struct.fields[k] = Value{struct_value: <nested>}
+        value = _length_delimited(5, nested)
+        nested = _length_delimited(1, _length_delimited(1, b"k") + _length_delimited(2, value))
+    context_field = verdict_pb2.EvaluateRequest.DESCRIPTOR.fields_by_name["context"].number
+    raw = running.channel.unary_unary(
+        f"/{SERVICE}/Evaluate", request_serializer=lambda data: data, response_deserializer=lambda data: data
+    )
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await raw(_length_delimited(context_field, nested), timeout=10)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    info, _ = _error_details(caught.value)
+    assert info.reason == "UNDECODABLE_REQUEST"
+    assert info.metadata["field"] == "context"
+    labels = {"grpc_type": "unary", "grpc_service": SERVICE, "grpc_method": "Evaluate"}
+    assert (
+        running.registry.get_sample_value("grpc_server_handled_total", {**labels, "grpc_code": "InvalidArgument"}) == 1
+    )
+    ok = await running.stub.Evaluate(
+        verdict_pb2.EvaluateRequest(config=verdict_pb2.EvaluatorConfig(yaml="type: exit_code")), timeout=10
+    )
+    assert ok.verdict == "yes"
+
+
+async def test_an_error_echoing_huge_input_still_reaches_the_client_with_its_details(running: Running) -> None:
+    """An unknown evaluator type of 20,000 characters is echoed in the message; the status must still fit in the
+    trailers (gRPC clients refuse trailers over 8 KiB with RESOURCE_EXHAUSTED and the ErrorInfo is lost)."""
+    request = verdict_pb2.EvaluateRequest(config=verdict_pb2.EvaluatorConfig(yaml="type: " + "k" * 20_000 + "\n"))
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await running.stub.Evaluate(request, timeout=10)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    info, details = _error_details(caught.value)
+    assert info.reason == "INVALID_EVALUATOR_CONFIG"
+    assert info.metadata["field"] == "config.type"
+    assert len(details) == 2
+    bad_request = error_details_pb2.BadRequest()
+    assert details[1].Unpack(bad_request)
+    assert bad_request.field_violations[0].field == "config.type"
+    assert caught.value.details().startswith("unknown evaluator type")
+    assert len(caught.value.details().encode()) <= 512
+
+
+async def test_an_unexpected_exception_is_internal_with_one_error_info(
+    running: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("secret internals")
+
+    monkeypatch.setattr(running.app.components.verifier, "verify", broken)
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await running.stub.VerifyResponse(verdict_pb2.VerifyResponseRequest(text="x"), timeout=10)
+    assert caught.value.code() == grpc.StatusCode.INTERNAL
+    assert "secret" not in caught.value.details()
+    info, details = _error_details(caught.value)
+    assert info.reason == "INTERNAL"
+    assert info.domain == "verdict.v1"
+    assert len(details) == 1
+
+
+async def test_reflection_streams_are_counted_like_any_call(running: Running) -> None:
+    stub = reflection_pb2_grpc.ServerReflectionStub(running.channel)
+
+    async def requests() -> AsyncIterator[reflection_pb2.ServerReflectionRequest]:
+        yield reflection_pb2.ServerReflectionRequest(list_services="")
+        yield reflection_pb2.ServerReflectionRequest(file_containing_symbol=SERVICE)
+
+    async for _ in stub.ServerReflectionInfo(requests(), timeout=5):
+        pass
+    labels = {
+        "grpc_type": "bidi_stream",
+        "grpc_service": "grpc.reflection.v1alpha.ServerReflection",
+        "grpc_method": "ServerReflectionInfo",
+    }
+    sample = running.registry.get_sample_value
+    for _ in range(100):  # the handler finishes just after the client has read the last message
+        if sample("grpc_server_handled_total", {**labels, "grpc_code": "OK"}) == 1:
+            break
+        await asyncio.sleep(0.01)
+    assert sample("grpc_server_started_total", labels) == 1
+    assert sample("grpc_server_handled_total", {**labels, "grpc_code": "OK"}) == 1
+    assert sample("grpc_server_msg_received_total", labels) == 2
+    assert sample("grpc_server_msg_sent_total", labels) == 2
+
+
+def test_metrics_are_served_over_http_on_their_own_port(server_process: ServerProcess) -> None:
+    assert server_process.metrics_port is not None
+    assert server_process.metrics_port != server_process.grpc_port
+    with grpc.insecure_channel(server_process.target) as channel:
+        verdict_pb2_grpc.VerdictServiceStub(channel).VerifyResponse(
+            verdict_pb2.VerifyResponseRequest(text="```json\n{}\n```"), timeout=10
+        )
+    url = f"http://127.0.0.1:{server_process.metrics_port}/metrics"
+    with urllib.request.urlopen(url, timeout=10) as response:
+        text = response.read().decode()
+    assert (
+        'grpc_server_handled_total{grpc_code="OK",grpc_method="VerifyResponse",grpc_service="verdict.v1.VerdictService",'
+        'grpc_type="unary"} 1.0' in text
+    )
+    assert 'verdict_verifications_total{verdict="ok"} 1.0' in text
+    assert "verdict_build_info{" in text
+    assert "_created" not in text
+
+
+async def test_a_response_over_the_send_limit_is_a_rich_resource_exhausted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Evaluate details can echo the output, so a request under max_message_bytes can make a response over it. The
+    caller must learn that with an ErrorInfo (not gRPC's bare "Sent message larger than max"), and the metrics must
+    not count the call OK."""
+    from verdict.evaluators import EvaluationResult
+
+    async with serving(make_config(max_message_bytes=64 * 1024)) as running:
+
+        async def echoing(*args: object, **kwargs: object) -> EvaluationResult:
+            return EvaluationResult(verdict="yes", details={"echo": "x" * 70_000})
+
+        monkeypatch.setattr(running.app.components.evaluations, "evaluate", echoing)
+        request = verdict_pb2.EvaluateRequest(config=verdict_pb2.EvaluatorConfig(yaml="type: exit_code"))
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await running.stub.Evaluate(request, timeout=10)
+        assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        info, _ = _error_details(caught.value)
+        assert info.reason == "RESPONSE_TOO_LARGE"
+        assert info.metadata["limitBytes"] == str(64 * 1024)
+        labels = {"grpc_type": "unary", "grpc_service": SERVICE, "grpc_method": "Evaluate"}
+        sample = running.registry.get_sample_value
+        assert sample("grpc_server_handled_total", {**labels, "grpc_code": "ResourceExhausted"}) == 1
+        assert sample("grpc_server_handled_total", {**labels, "grpc_code": "OK"}) == 0
+        assert sample("grpc_server_msg_sent_total", labels) == 0

@@ -1,0 +1,94 @@
+"""The metrics interceptor on a real grpc.aio server: the codes of calls that never finish on their own (deadline
+passed, client cancelled) and the messages a streaming handler writes through its context."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+import grpc.aio
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1._async import HealthServicer
+from prometheus_client import CollectorRegistry
+
+from verdict.metrics import Metrics
+from verdict.observe import MetricsInterceptor
+
+SLOW = {"grpc_type": "unary", "grpc_service": "test.Slow", "grpc_method": "Wait"}
+WATCH = {"grpc_type": "server_stream", "grpc_service": "grpc.health.v1.Health", "grpc_method": "Watch"}
+
+
+class Observed:
+    def __init__(self, registry: CollectorRegistry, channel: grpc.aio.Channel, health: HealthServicer) -> None:
+        self.registry = registry
+        self.channel = channel
+        self.health = health
+
+    def sample(self, name: str, labels: dict[str, str]) -> float | None:
+        return self.registry.get_sample_value(name, labels)
+
+    async def wait_for(self, name: str, labels: dict[str, str], value: float) -> None:
+        for _ in range(200):
+            if self.sample(name, labels) == value:
+                return
+            await asyncio.sleep(0.01)
+        raise AssertionError(f"{name}{labels} is {self.sample(name, labels)}, expected {value}")
+
+
+async def _wait_forever(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
+    await asyncio.sleep(600)
+    return b""
+
+
+@pytest.fixture
+async def observed() -> AsyncIterator[Observed]:
+    registry = CollectorRegistry()
+    server = grpc.aio.server(interceptors=[MetricsInterceptor(Metrics(registry))])
+    server.add_generic_rpc_handlers(
+        (
+            grpc.method_handlers_generic_handler(
+                "test.Slow", {"Wait": grpc.unary_unary_rpc_method_handler(_wait_forever)}
+            ),
+        )
+    )
+    health = HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        yield Observed(registry, channel, health)
+    await server.stop(0)
+
+
+async def test_a_call_past_its_deadline_is_deadline_exceeded_not_canceled(observed: Observed) -> None:
+    wait = observed.channel.unary_unary("/test.Slow/Wait")
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await wait(b"", timeout=0.3)
+    assert caught.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    await observed.wait_for("grpc_server_handled_total", {**SLOW, "grpc_code": "DeadlineExceeded"}, 1)
+    assert observed.sample("grpc_server_handled_total", {**SLOW, "grpc_code": "Canceled"}) == 0
+    assert observed.sample("grpc_server_msg_sent_total", SLOW) == 0
+
+
+async def test_a_call_the_client_cancels_is_canceled(observed: Observed) -> None:
+    call = observed.channel.unary_unary("/test.Slow/Wait")(b"", timeout=60)
+    await observed.wait_for("grpc_server_started_total", SLOW, 1)
+    call.cancel()
+    await observed.wait_for("grpc_server_handled_total", {**SLOW, "grpc_code": "Canceled"}, 1)
+    assert observed.sample("grpc_server_handled_total", {**SLOW, "grpc_code": "DeadlineExceeded"}) == 0
+
+
+async def test_health_watch_counts_every_message_it_sends(observed: Observed) -> None:
+    await observed.health.set("", health_pb2.HealthCheckResponse.NOT_SERVING)
+    watch = health_pb2_grpc.HealthStub(observed.channel).Watch(health_pb2.HealthCheckRequest(service=""))
+    assert (await watch.read()).status == health_pb2.HealthCheckResponse.NOT_SERVING
+    await observed.health.set("", health_pb2.HealthCheckResponse.SERVING)
+    assert (await watch.read()).status == health_pb2.HealthCheckResponse.SERVING
+    watch.cancel()
+    await observed.wait_for("grpc_server_handled_total", {**WATCH, "grpc_code": "Canceled"}, 1)
+    assert observed.sample("grpc_server_started_total", WATCH) == 1
+    assert observed.sample("grpc_server_msg_received_total", WATCH) == 1
+    assert observed.sample("grpc_server_msg_sent_total", WATCH) == 2
