@@ -22,6 +22,12 @@ def test_label_folder_caps_distinct_values_per_scope() -> None:
     assert folder.fold("C", "other_scope") == "C"
 
 
+def test_label_folder_sends_long_values_to_other_without_using_the_cap() -> None:
+    folder = LabelFolder(cap=1)
+    assert folder.fold("X" * 4_000_000, "classify") == "other"
+    assert folder.fold("GO", "classify") == "GO"
+
+
 def test_label_folder_allow_list() -> None:
     folder = LabelFolder(allowed=["sonnet"])
     assert folder.fold("sonnet") == "sonnet"

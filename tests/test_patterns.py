@@ -24,7 +24,11 @@ SLOW_TEXT = "a" * 60 + "b"
         ("[", "a[b", True),
         ("^b", "a\nb", False),
         ("Error", "error", False),
-        (r"(?<=ab+)c", "abbbc", True),
+        (r"(?<=ab)c", "abc", True),
+        (r"(?<=ab+)c", "abbbc", False),
+        (r"(?<=ab+)c", "x(?<=ab+)c", True),
+        (r"\p{L}+", "abc", False),
+        ("(?|(a)|(b))", "b", False),
     ],
 )
 async def test_search(pattern: str, text: str, expected: bool) -> None:
@@ -90,3 +94,15 @@ async def test_pattern_that_would_exhaust_memory_is_refused_before_compiling(cal
 
 async def test_large_but_reasonable_repetition_is_allowed() -> None:
     assert await search("a{5000}", "a" * 5000, timeout=5)
+
+
+@pytest.mark.parametrize("pattern", ["(?R)?a", "((?1)|a)", "(?&x)(?P<x>a)?", "(?P<x>(?P>x)|a)", "(?0)?a"])
+async def test_recursive_patterns_are_substrings_like_every_pattern_re_rejects(pattern: str) -> None:
+    """The reference used `re`, where recursion is not syntax, so these are literal text. `regex` runs them, and a
+    left recursion grows its stack by hundreds of megabytes a second until the time bound: memory the match timeout
+    does not bound (a few concurrent calls would exhaust the server's)."""
+    started = time.monotonic()
+    assert await search(pattern, "a" * 50 + "c", timeout=2) is False
+    assert await search(pattern, f"text {pattern} text", timeout=2) is True
+    assert await findall(pattern, f"{pattern}{pattern}", timeout=2) == [pattern, pattern]
+    assert time.monotonic() - started < 1

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -119,5 +122,63 @@ def test_commondir_objects_and_alternates_must_stay_inside(root: Path) -> None:
         find_repository(root, root / "proj")
     (git_dir / "objects" / "info" / "alternates").unlink()
     (git_dir / "index").symlink_to(outside / "index")
+    with pytest.raises(PermissionDenied):
+        find_repository(root, root / "proj")
+
+
+def test_alternates_of_an_alternate_must_stay_inside_too(root: Path) -> None:
+    """git follows alternates recursively: an alternate inside the root whose own alternates leave it is an escape."""
+    outside = _git_dir(root.parent / "outside")
+    git_dir = _git_dir(root / "proj")
+    hop = _git_dir(root / "hop")
+    (git_dir / "objects" / "info").mkdir()
+    (git_dir / "objects" / "info" / "alternates").write_text(f"{hop / 'objects'}\n")
+    (hop / "objects" / "info").mkdir()
+    (hop / "objects" / "info" / "alternates").write_text("../../../../outside/.git/objects\n")
+    assert (hop / "objects" / "../../../../outside/.git/objects").resolve() == (outside / "objects").resolve()
+    with pytest.raises(PermissionDenied):
+        find_repository(root, root / "proj")
+    (hop / "objects" / "info" / "alternates").write_text(f"{git_dir / 'objects'}\n")
+    assert find_repository(root, root / "proj") == Repository(git_dir, root / "proj"), "a cycle is not an escape"
+
+
+def _find_in_child(root: Path, start: Path) -> str:
+    """find_repository in a child process, so a hang fails the test instead of stopping the test run."""
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from verdict.workspace import find_repository\n"
+        "try:\n"
+        "    find_repository(Path(sys.argv[1]), Path(sys.argv[2]))\n"
+        "except Exception as exc:\n"
+        "    print(type(exc).__name__)\n"
+    )
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", code, str(root), str(start)], capture_output=True, text=True, timeout=10
+        )
+    except subprocess.TimeoutExpired:
+        return "hung"
+    return done.stdout.strip() or done.stderr.strip()[-200:]
+
+
+@pytest.mark.parametrize("where", [".git", ".git/commondir", ".git/objects/info/alternates"])
+def test_fifo_in_the_repository_metadata_is_refused_without_blocking(root: Path, where: str) -> None:
+    """A workspace may hold a FIFO where a pointer file belongs; opening it for reading would block forever (on the
+    event loop, stopping every call), so only regular files are read."""
+    if where != ".git":
+        _git_dir(root / "proj")
+        (root / "proj" / ".git" / "objects" / "info").mkdir()
+    os.mkfifo(root / "proj" / where)
+    assert _find_in_child(root, root / "proj") == ("PermissionDenied" if where == ".git" else "")
+
+
+@pytest.mark.parametrize("where", [".git", ".git/commondir", ".git/objects/info/alternates"])
+def test_nul_byte_in_a_pointer_file_is_permission_denied(root: Path, where: str) -> None:
+    if where != ".git":
+        _git_dir(root / "proj")
+        (root / "proj" / ".git" / "objects" / "info").mkdir()
+    prefix = "gitdir: " if where == ".git" else ""
+    (root / "proj" / where).write_text(f"{prefix}../x\0y\n")
     with pytest.raises(PermissionDenied):
         find_repository(root, root / "proj")

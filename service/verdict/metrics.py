@@ -38,20 +38,24 @@ OTHER = "other"
 
 
 class LabelFolder:
-    """Keeps a label's values bounded: the first `cap` distinct values pass, later ones become `other`.
+    """Keeps a label's values bounded: the first `cap` distinct values pass, later ones become `other`, and so does
+    any value longer than `max_length` (a 4 MB classify token must not become a label value).
 
     With `allowed`, only those values pass (and `cap` is ignored). Used for classify verdicts (free-form routing
     tokens) and model names, which would otherwise create a series per value.
     """
 
-    def __init__(self, cap: int = 0, allowed: Iterable[str] | None = None) -> None:
+    def __init__(self, cap: int = 0, allowed: Iterable[str] | None = None, max_length: int = 64) -> None:
         self.cap = cap
         self.allowed = frozenset(allowed) if allowed is not None else None
+        self.max_length = max_length
         self._seen: dict[str, set[str]] = {}
 
     def fold(self, value: str, scope: str = "") -> str:
         if self.allowed is not None:
             return value if value in self.allowed else OTHER
+        if len(value) > self.max_length:
+            return OTHER
         seen = self._seen.setdefault(scope, set())
         if value in seen:
             return value

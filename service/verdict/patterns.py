@@ -5,16 +5,21 @@ and with the standard `re` module it would hold the interpreter until it finishe
 thread with the `regex` package's `timeout=` (which stops the match itself, so the thread is freed too) and with the
 GIL released while matching (`concurrent=True`), so one slow pattern never delays other calls.
 
-Semantics follow the reference, which used `re`: an invalid pattern is not an error but a literal substring. The
-`regex` package in its default VERSION0 mode is meant to match `re`; the differences callers can see are that a few
-patterns `re` rejects are valid here (variable-length lookbehind, `\\p{...}` classes, `(?|...)` branch resets), so
-they are searched as regular expressions rather than as substrings.
+Semantics follow the reference, which used `re`: an invalid pattern is not an error but a literal substring, and
+"invalid" means what `re` rejects. So `re` compiles every pattern first (uncached); only what it accepts is searched
+with `regex`, whose default VERSION0 mode matches `re`. This keeps `regex`'s extensions out of reach: besides
+differing from the reference (variable-length lookbehind, `\\p{...}`, `(?|...)`), its recursive patterns (`(?R)`,
+`(?1)`, `(?&name)`) grow the matcher's stack by hundreds of megabytes a second, which the time bound does not stop
+soon enough.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import re
+import warnings
+from collections.abc import Callable
 from typing import Any
 
 import regex
@@ -30,6 +35,14 @@ _BRACED_ESCAPES = "pPNxuUgk"
 _OPAQUE_SYNTAX = re.compile(r"\(\?#|\(\?[\w^-]*[xV]")
 """Comments and verbose or version-1 syntax can hide parentheses from a simple scan; such patterns are bounded by
 the cruder length-times-counts rule instead."""
+
+
+_RE_FLAGS = re.IGNORECASE | re.MULTILINE | re.DOTALL | re.VERBOSE | re.ASCII
+_re_compile: Callable[[str, int], object] = importlib.import_module("re._compiler").compile
+"""`re.compile` without its module-level cache, which would keep up to 512 request patterns alive."""
+warnings.filterwarnings("ignore", r"Possible (nested set|set \w+( \w+)?) at position \d+$", FutureWarning)
+"""`re` warns about `[[` or `--` in a set, once per distinct position: a request's pattern is data, not code, so the
+warnings are noise in the server's log (and an ever-growing warnings registry)."""
 
 
 class PatternTimeout(Exception):
@@ -118,7 +131,8 @@ def expansion(pattern: str, flags: int = 0) -> int:
 
 
 def _compile(pattern: str, flags: int) -> Any:
-    """The compiled pattern, or None when it is not a valid expression (the caller then treats it as a substring).
+    """The compiled pattern, or None when `re` (the reference's engine) or `regex` rejects it (the caller then treats
+    it as a substring).
 
     Compiled patterns are not cached: a cache would keep every request's pattern alive.
     """
@@ -126,8 +140,9 @@ def _compile(pattern: str, flags: int) -> Any:
     if size > MAX_EXPANSION:
         raise PatternTooLarge(pattern, size)
     try:
+        _re_compile(pattern, flags & _RE_FLAGS)
         return regex.compile(pattern, flags, cache_pattern=False)
-    except (regex.error, OverflowError, RecursionError, ValueError):
+    except (re.error, regex.error, OverflowError, RecursionError, ValueError):
         return None
 
 

@@ -7,6 +7,8 @@ inside the root, so `../`, an absolute path elsewhere, or a symlink pointing out
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,14 +51,17 @@ class Repository:
 
 _GITDIR_PREFIX = "gitdir:"
 _MAX_POINTER_BYTES = 64 * 1024
+_MAX_ALTERNATE_DEPTH = 5
+"""git follows alternates of alternates up to this depth; each level must stay inside the root."""
 
 
 def find_repository(root: str | Path, start: Path) -> Repository | None:
     """The repository `start` (an already-resolved path inside `root`) belongs to, looking no higher than `root`.
 
     Git itself would walk above the root and follow a `.git` file, `commondir`, `objects`, the index or
-    `objects/info/alternates` to anywhere on the host; a hostile workspace could use any of them to have the server
-    read another repository. Each of those is resolved here and must stay inside the root, else PermissionDenied.
+    `objects/info/alternates` (and the alternates of an alternate) to anywhere on the host; a hostile workspace could
+    use any of them to have the server read another repository. Each of those is resolved here and must stay inside
+    the root, else PermissionDenied. Only regular files are read: a FIFO where a pointer file belongs would block.
     The caller then hands git the directories found (GIT_DIR, GIT_WORK_TREE), so git does no discovery of its own.
     Returns None when there is no repository between `start` and `root`.
     """
@@ -90,14 +95,23 @@ def _git_dir(marker: Path) -> Path:
 
 
 def _read_pointer(path: Path) -> str:
-    """The whole of a small metadata file; a longer one is refused, since a cut-off path is not the path git reads."""
+    """The whole of a small metadata file; a longer one is refused, since a cut-off path is not the path git reads.
+
+    Opened without blocking and refused unless it is a regular file: a FIFO (or a device) named `.git` would
+    otherwise block the reading thread, the event loop's, until something writes to it. A NUL byte names no path.
+    """
     try:
-        with path.open("rb") as handle:
-            data = handle.read(_MAX_POINTER_BYTES + 1)
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except OSError as exc:
         raise PermissionDenied(f"cannot read {path.name} of the repository: {exc.strerror}") from None
+    with os.fdopen(descriptor, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise PermissionDenied(f"the repository's {path.name} is not a regular file", reason="HOSTILE_REPOSITORY")
+        data = handle.read(_MAX_POINTER_BYTES + 1)
     if len(data) > _MAX_POINTER_BYTES:
         raise PermissionDenied(f"the repository's {path.name} is implausibly large", reason="HOSTILE_REPOSITORY")
+    if b"\0" in data:
+        raise PermissionDenied(f"the repository's {path.name} holds a NUL byte", reason="HOSTILE_REPOSITORY")
     return data.decode("utf-8", "replace").strip()
 
 
@@ -107,9 +121,10 @@ def _inside(root: Path, path: Path, what: str) -> Path:
     return path
 
 
-def _check_alternates(root: Path, objects: Path) -> None:
+def _check_alternates(root: Path, objects: Path, depth: int = 0, seen: frozenset[Path] = frozenset()) -> None:
+    """Every alternate object directory, and recursively each of their own alternates, must lie inside `root`."""
     alternates = objects / "info" / "alternates"
-    if not alternates.is_file():
+    if not alternates.is_file() or depth > _MAX_ALTERNATE_DEPTH or objects in seen:
         return
     for line in _read_pointer(alternates).splitlines():
         entry = line.strip()
@@ -117,4 +132,5 @@ def _check_alternates(root: Path, objects: Path) -> None:
             continue
         if entry.startswith('"'):
             raise PermissionDenied("quoted object alternates are not followed", reason="HOSTILE_REPOSITORY")
-        _inside(root, (objects / entry).resolve(), "an object alternate of the repository")
+        alternate = _inside(root, (objects / entry).resolve(), "an object alternate of the repository")
+        _check_alternates(root, alternate, depth + 1, seen | {objects})

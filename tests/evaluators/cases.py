@@ -622,6 +622,11 @@ REJECTED: tuple[Rejected, ...] = (
         "config.target",
     ),
     Rejected("unknown operator", {"type": "output_numeric", "operator": "equals", "target": 1.0}, "config.operator"),
+    Rejected(
+        "output_numeric whitespace-only key (quadratic search over whitespace output)",
+        _numeric("eq", 1.0, key=" \t"),
+        "config.key",
+    ),
     Rejected("output_json needs path", {"type": "output_json", "operator": "eq", "target": 1.0}, "config.path"),
     Rejected("output_json needs target", {"type": "output_json", "path": ".a", "operator": "eq"}, "config.target"),
     Rejected("output_contains needs pattern", {"type": "output_contains"}, "config.pattern"),
@@ -677,6 +682,20 @@ REJECTED: tuple[Rejected, ...] = (
         typed=False,
     ),
     Rejected("source must be a string", {"type": "exit_code", "source": 5}, "config.source", typed=False),
+    # list fields are bounded: every entry costs a pass over the output, an interpolation, or a git argument
+    Rejected(
+        "too many error_patterns",
+        _contains("OK", error_patterns=[f"E{index}" for index in range(65)]),
+        "config.error_patterns",
+    ),
+    Rejected("too many tracked keys", {"type": "action_stall", "track": [f"k{i}" for i in range(65)]}, "config.track"),
+    Rejected("too many scope paths", {"type": "diff_stall", "scope": [f"p{i}" for i in range(65)]}, "config.scope"),
+    # YAML integers have no size limit; a float() of one past 1e308 raised OverflowError (INTERNAL)
+    Rejected("huge numeric target", _numeric("eq", 10**400), "config.target", typed=False),
+    Rejected("huge tolerance", _convergence(1.0, tolerance=10**400), "config.tolerance", typed=False),
+    Rejected("huge epsilon", {"type": "score_stall", "epsilon": 10**400}, "config.epsilon", typed=False),
+    Rejected("huge max_stall", {"type": "score_stall", "max_stall": 10**400}, "config.max_stall", typed=False),
+    Rejected("huge classify line", {"type": "classify", "line": -(10**400)}, "config.line", typed=False),
     Rejected("unknown context namespace", {"type": "exit_code"}, "context.contxt", context={"contxt": {}}),
     Rejected(
         "context namespace must be a mapping", {"type": "exit_code"}, "context.captured", context={"captured": "x"}

@@ -15,7 +15,7 @@ from verdict.config import Config
 from verdict.errors import FailedPrecondition, InvalidArgument, PermissionDenied
 from verdict.evaluators import EvaluationInput, EvaluationResult, Evaluations
 from verdict.metrics import Metrics
-from verdict.runner import Runner
+from verdict.runner import Command, Completed, Runner
 
 GIT_ENV = {
     "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -277,3 +277,72 @@ async def test_repository_owned_by_another_user(evaluations: Evaluations, root: 
     for path in [repo, *repo.rglob("*")]:
         os.lchown(path, 65534, 65534)
     assert (await Loop(evaluations, "theirs").step()).verdict == "yes"
+
+
+def _arm_lazy_fetch(repo: Path, marker: Path) -> None:
+    """Make `repo` a partial clone whose promisor remote is an `ext::` command, with one changed file's index blob
+    missing: reading that blob makes git "lazy-fetch" it, which runs the remote's command. The repository also
+    re-allows the ext transport (`protocol.ext.allow`), which outranks a command-line `protocol.allow=never`."""
+    blob = git(repo, "rev-parse", "HEAD:src/app.py").strip()
+    (repo / ".git/objects" / blob[:2] / blob[2:]).unlink()
+    git(repo, "config", "core.repositoryformatversion", "1")
+    git(repo, "config", "extensions.partialClone", "origin")
+    git(repo, "config", "remote.origin.url", f"ext::sh -c touch% {marker}")
+    git(repo, "config", "remote.origin.promisor", "true")
+    git(repo, "config", "protocol.ext.allow", "always")
+    (repo / "src/app.py").write_text("print('changed')\n")
+
+
+async def test_promisor_remote_of_a_hostile_repository_is_never_run(
+    evaluations: Evaluations, root: Path, tmp_path: Path
+) -> None:
+    repo = make_repo(root / "partial")
+    marker = tmp_path / "lazy-fetch-ran"
+    _arm_lazy_fetch(repo, marker)
+
+    # Control: git with the command-line `protocol.allow=never` alone still runs the remote's command.
+    argv = ["git", "-c", "protocol.allow=never", "diff", "--stat"]
+    await asyncio.to_thread(subprocess.run, argv, cwd=repo, env=GIT_ENV, capture_output=True, check=False)
+    assert marker.exists(), "the control did not lazy-fetch; the assertion below could not fail"
+    marker.unlink()
+
+    result = await Loop(evaluations, "partial").step()
+    assert not marker.exists(), "diff_stall ran the promisor remote's command"
+    assert result.verdict == "error", "the blob is missing, so there is no diff to compare"
+    assert result.details["error"].startswith("git diff failed: ")
+
+
+class RecordingRunner(Runner):
+    def __init__(self, metrics: Metrics) -> None:
+        super().__init__(metrics)
+        self.commands: list[Command] = []
+
+    async def run(self, command: Command) -> Completed:
+        self.commands.append(command)
+        return await super().run(command)
+
+
+async def test_transports_the_repository_re_allows_are_forbidden_again(metrics: Metrics, root: Path) -> None:
+    repo = make_repo(root / "proj")
+    for name in ("ext", "file", "my=odd"):
+        git(repo, "config", f"protocol.{name}.allow", "always")
+    runner = RecordingRunner(metrics)
+    evaluations = Evaluations(Config(workspace_root=str(root)), runner, metrics)
+    assert (await Loop(evaluations, "proj").step()).verdict == "yes"
+    env = runner.commands[-1].env
+    overrides = {
+        env[f"GIT_CONFIG_KEY_{index}"]: env[f"GIT_CONFIG_VALUE_{index}"]
+        for index in range(int(env["GIT_CONFIG_COUNT"]))
+    }
+    assert {name: overrides.get(f"protocol.{name}.allow") for name in ("ext", "file", "my=odd")} == dict.fromkeys(
+        ("ext", "file", "my=odd"), "never"
+    )
+    assert env["GIT_NO_LAZY_FETCH"] == "1"
+
+
+async def test_scope_too_long_for_an_argument_list_is_an_error_verdict(evaluations: Evaluations, root: Path) -> None:
+    """Linux refuses a single argument over 128 KiB (E2BIG); that OSError was an INTERNAL error."""
+    make_repo(root / "proj")
+    result = await Loop(evaluations, "proj", scope=["x" * 200_000]).step()
+    assert result.verdict == "error"
+    assert result.details["error"].startswith("git diff failed: ")

@@ -16,6 +16,7 @@ from verdict.errors import DeadlineTooShort, FailedPrecondition, InvalidArgument
 from verdict.evaluators import EvaluationInput, EvaluationResult, Evaluations, load_evaluate_block
 from verdict.metrics import Metrics
 from verdict.runner import Runner
+from verdict.v1 import verdict_pb2
 
 CATASTROPHIC = "(a|aa)+$"
 """Exponential backtracking in both `re` and `regex` (which optimises the classic `(a+)+$` away)."""
@@ -234,3 +235,70 @@ async def test_classify_verdict_labels_are_capped(registry: CollectorRegistry) -
     assert sample("verdict_evaluations_total", {"evaluator": "classify", "verdict": "D"}) is None
     await evaluations.evaluate(EvaluationInput({"type": "exit_code"}))
     assert sample("verdict_evaluations_total", {"evaluator": "exit_code", "verdict": "yes"}) == 1, "the cap is per type"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "type: output_numeric\noperator: eq\ntarget: " + "1" * 5000,
+        "type: output_json\npath: a\noperator: eq\ntarget: 2024-02-30",
+        "type: output_json\npath: a\noperator: eq\ntarget: 2024-13-01 10:00:00",
+    ],
+)
+def test_yaml_values_python_cannot_build_are_invalid_config(text: str) -> None:
+    """PyYAML raises ValueError, not YAMLError, for an integer over Python's 4300-digit limit or an impossible date."""
+    with pytest.raises(InvalidConfig) as raised:
+        load_evaluate_block(text)
+    assert raised.value.field == "config.yaml"
+
+
+def _nested(depth: int) -> str:
+    return '{"k": ' * depth + "1" + "}" * depth
+
+
+@pytest.mark.parametrize(
+    ("config", "output"),
+    [
+        ({"type": "output_json", "path": "a", "operator": "gt", "target": 0.0}, '{"a": 1' + "0" * 400 + "}"),
+        ({"type": "mcp_result"}, '{"content": -1' + "0" * 400 + "}"),
+        ({"type": "output_json", "path": "a", "operator": "ne", "target": 1.0}, '{"a": ' + _nested(40) + "}"),
+        ({"type": "output_json", "path": "a", "operator": "ne", "target": 1.0}, '{"a": ' + _nested(2000) + "}"),
+        ({"type": "mcp_result"}, '{"content": [' + "[" * 2000 + "]" * 2000 + "]}"),
+        ({"type": "output_json", "path": "a", "operator": "eq", "target": 10**400}, '{"a": 1' + "0" * 400 + "}"),
+    ],
+    ids=["huge-int-value", "huge-int-envelope", "nested-40", "nested-2000", "nested-envelope", "huge-int-target"],
+)
+async def test_details_from_any_output_fit_a_response_clients_can_read(
+    evaluations: Evaluations, config: dict[str, Any], output: str
+) -> None:
+    """Details become a protobuf Struct: a number past 1e308 cannot be a double (OverflowError), deep nesting broke
+    `jsonable` (RecursionError), and a Struct nested past ~32 levels is sent but refused by every client's decoder."""
+    result = await evaluations.evaluate(EvaluationInput(config, output))
+    response = verdict_pb2.EvaluateResponse(verdict=result.verdict, state=result.state)
+    response.details.update(result.details)
+    decoded = verdict_pb2.EvaluateResponse.FromString(response.SerializeToString())
+    assert decoded.verdict == result.verdict in ("yes", "success", "tool_error")
+
+
+async def test_error_patterns_are_searched_off_the_event_loop(evaluations: Evaluations) -> None:
+    """Each error pattern is a pass over the output (about 10 ms for 4 MB); 64 of them on the event loop stopped
+    every other call for most of a second (and an unbounded list, for minutes)."""
+    config = {"type": "output_contains", "pattern": "^$", "error_patterns": ["ab"] * 64}
+    request = EvaluationInput(config, "a" * 4_000_000)
+    longest = 0.0
+
+    async def ticker() -> None:
+        nonlocal longest
+        while True:
+            before = time.monotonic()
+            await asyncio.sleep(0.001)
+            longest = max(longest, time.monotonic() - before)
+
+    ticks = asyncio.create_task(ticker())
+    try:
+        result = await evaluations.evaluate(request)
+        await asyncio.sleep(0.05)  # the ticker measures a stall only once it runs again
+    finally:
+        ticks.cancel()
+    assert result.verdict == "no"
+    assert longest < 0.2, f"the event loop stalled for {longest:.3f}s"

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import random
+import re
+import time
 from typing import Any
 
 import pytest
 
-from verdict.errors import InvalidArgument
-from verdict.evaluators.interpolation import InterpolationError, Namespaces, interpolate
+from verdict.errors import InvalidArgument, ResourceExhausted
+from verdict.evaluators.interpolation import MAX_INTERPOLATED_CHARS, InterpolationError, Namespaces, interpolate
 
 CONTEXT: dict[str, Any] = {
     "context": {"goal": "ship it", "limits": {"max": 3}, "items": ["a", "b"], "none": None, "flag": True, "ratio": 2.5},
@@ -143,3 +146,49 @@ def test_context_shape_is_checked(context: dict[str, Any], field: str) -> None:
     with pytest.raises(InvalidArgument) as raised:
         Namespaces.from_context(context)
     assert raised.value.field == field
+
+
+def _reference_interpolate(template: str, namespaces: Namespaces) -> str:
+    """The reference's tokenisation (`$${` escapes, then `${` up to the first `}`) with re.sub, resolving each
+    reference on its own; the scanner must split every template exactly like this."""
+
+    def one(match: re.Match[str]) -> str:
+        return "${" if match.group(1) is None else interpolate("${" + match.group(1) + "}", namespaces)
+
+    return re.sub(r"\$\$\{|\$\{([^}]+)\}", one, template)
+
+
+def test_scanner_splits_templates_exactly_like_the_reference_pattern() -> None:
+    namespaces = Namespaces.from_context({"context": {"x": "X", "c": "C${", "d": {"e": "}"}}})
+    alphabet = ["$", "{", "}", "c", "x", ".", "context.", "?", ":default=", "$${", "${context.x}", "d.e", " "]
+    generator = random.Random(1234)
+    for _ in range(5000):
+        template = "".join(generator.choice(alphabet) for _ in range(generator.randint(0, 12)))
+        try:
+            expected: str | type[Exception] = _reference_interpolate(template, namespaces)
+        except InterpolationError:
+            expected = InterpolationError
+        try:
+            actual: str | type[Exception] = interpolate(template, namespaces)
+        except InterpolationError:
+            actual = InterpolationError
+        assert actual == expected, template
+
+
+@pytest.mark.parametrize("template", ["${" * 30_000, "${x" * 20_000, "$" * 60_000 + "x", "${}" * 20_000])
+def test_unclosed_references_take_linear_time(template: str) -> None:
+    """The reference's pattern, `${`, then `[^}]+`, then `}`, rescans to the end of the text from every `${` that has no
+    `}` after it: quadratic, and on the event loop (a 64 KiB `source` took about 10 s, a 1 MiB one hours)."""
+    started = time.monotonic()
+    assert interpolate(template + " $${x", Namespaces()) == template + " ${x"
+    assert time.monotonic() - started < 1.0
+
+
+def test_expansion_is_bounded() -> None:
+    """A few bytes of template times a large context value would otherwise allocate without limit (a 4 MB request
+    can ask for hundreds of gigabytes)."""
+    namespaces = Namespaces.from_context({"context": {"x": "y" * (1 << 20)}})
+    assert len(interpolate("${context.x}" * 8, namespaces)) == 8 << 20
+    with pytest.raises(ResourceExhausted) as raised:
+        interpolate("${context.x}" * (MAX_INTERPOLATED_CHARS // (1 << 20) + 1), namespaces)
+    assert raised.value.reason == "INTERPOLATION_TOO_LARGE"

@@ -254,3 +254,50 @@ async def test_forged_payload_is_rejected(evaluations: Evaluations) -> None:
     forged = state.encode("action_stall", key, {"h": "x", "n": -4})
     with pytest.raises(InvalidArgument):
         await evaluations.evaluate(EvaluationInput({"type": "action_stall"}, state=forged))
+
+
+def _forged(evaluator: str, identity: dict[str, Any], payload: str) -> bytes:
+    """A token in the right envelope and bound to the right configuration, with a hand-written payload."""
+    from verdict.evaluators import state
+
+    key = state.identity(evaluator, identity)
+    return f'v1:{{"e":"{evaluator}","k":"{key}","s":{payload}}}'.encode()
+
+
+_BIG = "1" + "0" * 400
+
+
+@pytest.mark.parametrize(
+    ("config", "identity", "payload"),
+    [
+        ({"type": "score_stall"}, {"epsilon": 0.5}, f'{{"r":1,"b":{_BIG},"n":0}}'),
+        ({"type": "score_stall"}, {"epsilon": 0.5}, f'{{"r":2,"b":1.0,"n":{_BIG}}}'),
+        ({"type": "score_stall"}, {"epsilon": 0.5}, f'{{"r":{_BIG},"b":1.0,"n":0}}'),
+        ({"type": "action_stall"}, {"track": ["action"]}, f'{{"h":"x","n":{_BIG}}}'),
+    ],
+    ids=["huge-best", "huge-count", "huge-rounds", "huge-action-count"],
+)
+@pytest.mark.parametrize("output", ["5", ""])
+async def test_forged_huge_numbers_are_invalid_argument(
+    evaluations: Evaluations, config: dict[str, Any], identity: dict[str, Any], payload: str, output: str
+) -> None:
+    """A count or best past a double's range raised OverflowError (INTERNAL) here or when the details became a
+    Struct; a token the server wrote never holds one."""
+    with pytest.raises(InvalidArgument) as raised:
+        await evaluations.evaluate(EvaluationInput(config, output, state=_forged(config["type"], identity, payload)))
+    assert raised.value.field == "state"
+
+
+@pytest.mark.parametrize(
+    "extra",
+    ['"x":"\\ud800"', '"x":[' + ",".join(["1e1"] * 900) + "]"],
+    ids=["lone-surrogate", "grows-when-re-encoded"],
+)
+async def test_skipped_score_returns_a_well_formed_token(evaluations: Evaluations, extra: str) -> None:
+    """A skipped score hands the state back; re-encoding the client's payload as it came (extra keys included) could
+    not be encoded (a lone surrogate) or outgrew the token limit (`1e1` is written `10.0`): both were INTERNAL."""
+    token = _forged("score_stall", {"epsilon": 0.5}, f'{{"r":1,"b":5.0,"n":0,{extra}}}')
+    skipped = await evaluations.evaluate(EvaluationInput({"type": "score_stall"}, "n/a", state=token))
+    assert skipped.details["skipped"] is True
+    following = await evaluations.evaluate(EvaluationInput({"type": "score_stall"}, "5", state=skipped.state))
+    assert (following.verdict, following.details["rounds"]) == ("no", 2)

@@ -329,6 +329,10 @@ JUDGED_TYPES = frozenset(spec.type for spec in SPECS.values() if spec.uses_judge
 _ALL_KEYS = sorted({spec.name for evaluator in SPECS.values() for spec in evaluator.fields} | set(_COMMON_KEYS))
 
 
+MAX_LIST_ITEMS = 64
+"""Most entries a list field (error_patterns, track, scope, pairs) may hold: each costs a pass over the output, an
+interpolation, a git argument or a judge call, and a request of a few megabytes could otherwise hold a million."""
+
 MAX_EVALUATE_BLOCK_CHARS = 64 * 1024
 """An evaluate block is a few lines; the cap bounds the time the pure-Python YAML parser spends on the event loop."""
 
@@ -348,8 +352,9 @@ def load_evaluate_block(text: str) -> dict[str, Any]:
     """Parse the `yaml` member: a little-loops `evaluate:` block as YAML or JSON, into a dict for `validate`.
 
     A document holding just `evaluate: {...}` is unwrapped, so a block copied together with its key also works.
-    Raises InvalidConfig(field="config.yaml") when the text is not YAML, not a mapping, nested too deeply or uses
-    aliases, and ResourceExhausted when it is over MAX_EVALUATE_BLOCK_CHARS.
+    Raises InvalidConfig(field="config.yaml") when the text is not YAML, not a mapping, nested too deeply, uses
+    aliases or holds a value Python cannot build (an impossible date, an integer over 4300 digits), and
+    ResourceExhausted when it is over MAX_EVALUATE_BLOCK_CHARS.
     """
     if len(text) > MAX_EVALUATE_BLOCK_CHARS:
         raise ResourceExhausted(
@@ -363,6 +368,8 @@ def load_evaluate_block(text: str) -> dict[str, Any]:
         raise InvalidConfig(f"config.yaml is not valid YAML or JSON: {exc}", field="config.yaml") from None
     except RecursionError:
         raise InvalidConfig("config.yaml is nested too deeply", field="config.yaml") from None
+    except (ValueError, OverflowError) as exc:  # PyYAML's constructors: `2024-02-30`, an int over 4300 digits
+        raise InvalidConfig(f"config.yaml holds a value that cannot be built: {exc}", field="config.yaml") from None
     if isinstance(document, dict) and set(document) == {"evaluate"} and isinstance(document["evaluate"], dict):
         document = document["evaluate"]
     if not isinstance(document, dict):
@@ -427,6 +434,12 @@ def validate(config: Mapping[str, Any], *, judge_model: str = "sonnet") -> dict[
             raise InvalidConfig("contract needs at least one pair", field="config.pairs")
     if spec.type == "output_numeric" and settings["key"] == "":
         settings["key"] = None
+    if spec.type == "output_numeric" and settings["key"] is not None and settings["key"].isspace():
+        raise InvalidConfig(
+            "config.key must hold a non-whitespace character: `<key>\\s*=` over a long run of whitespace is a "
+            "quadratic search",
+            field="config.key",
+        )
     return settings
 
 
@@ -450,6 +463,11 @@ def _unknown_key(spec: EvaluatorSpec, key: object) -> InvalidConfig:
 
 def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+MAX_INTEGER = 2**53
+"""Integer fields beyond ±2^53 are refused: a `google.protobuf.Value` (the wire form of numbers, details included)
+holds integers exactly only up to there, and past about 1e308 not at all."""
 
 
 def _integer(value: object) -> int | None:
@@ -476,27 +494,29 @@ def _check(field: FieldSpec, raw: Any, path: str) -> Any:
     elif kind == "number":
         if not _is_number(raw):
             raise InvalidConfig(f"{path} must be a number, got {_describe(raw)}", field=path)
-        value = float(raw)
+        value = _float(raw, path)
     elif kind == "integer":
         value = _integer(raw)
         if value is None:
             raise InvalidConfig(f"{path} must be an integer, got {_describe(raw)}", field=path)
+        _check_integer_range(value, path)
     elif kind == "number|string":
         if isinstance(raw, str):
             return raw
         if not _is_number(raw):
             raise InvalidConfig(f"{path} must be a number or a string, got {_describe(raw)}", field=path)
-        value = float(raw)
+        value = _float(raw, path)
     elif kind == "string|integer":
         if isinstance(raw, str):
             return raw
         value = _integer(raw)
         if value is None:
             raise InvalidConfig(f"{path} must be a string or an integer, got {_describe(raw)}", field=path)
+        _check_integer_range(value, path)
     elif kind == "list[string]":
         if not isinstance(raw, list) or not all(isinstance(item, str) for item in raw):
             raise InvalidConfig(f"{path} must be a list of strings, got {_describe(raw)}", field=path)
-        return list(raw)
+        return _bounded(list(raw), path)
     elif kind == "object":
         if not isinstance(raw, Mapping):
             raise InvalidConfig(f"{path} must be a mapping, got {_describe(raw)}", field=path)
@@ -505,7 +525,7 @@ def _check(field: FieldSpec, raw: Any, path: str) -> Any:
     elif kind == "list[object]":
         if not isinstance(raw, list) or not all(isinstance(item, Mapping) for item in raw):
             raise InvalidConfig(f"{path} must be a list of mappings, got {_describe(raw)}", field=path)
-        return list(raw)
+        return _bounded(list(raw), path)
     else:  # pragma: no cover - "any" is handled by validate(); a new kind needs a branch here
         raise AssertionError(kind)
     if field.choices and value not in field.choices:
@@ -515,6 +535,24 @@ def _check(field: FieldSpec, raw: Any, path: str) -> Any:
     if field.maximum is not None and value > field.maximum:
         raise InvalidConfig(f"{path} must be at most {field.maximum:g}, got {value!r}", field=path)
     return value
+
+
+def _bounded(items: list[Any], path: str) -> list[Any]:
+    if len(items) > MAX_LIST_ITEMS:
+        raise InvalidConfig(f"{path} holds {len(items)} entries; at most {MAX_LIST_ITEMS} are accepted", field=path)
+    return items
+
+
+def _float(raw: int | float, path: str) -> float:
+    try:
+        return float(raw)
+    except OverflowError:
+        raise InvalidConfig(f"{path} is too large to be a number, got {_describe(raw)}", field=path) from None
+
+
+def _check_integer_range(value: int, path: str) -> None:
+    if abs(value) > MAX_INTEGER:
+        raise InvalidConfig(f"{path} must lie between -2^53 and 2^53, got {_describe(value)}", field=path)
 
 
 def _check_json(value: Any, path: str) -> None:

@@ -3,14 +3,17 @@
 The workspace is whatever the loop's agent left there, so its repository may be configured to run commands: a
 `core.fsmonitor` hook runs on every index refresh, `filter.<driver>.clean` runs whenever a changed file is hashed,
 `diff.external`, textconv and external diff drivers run when diffs are shown, a pager when output is a terminal, a
-promisor remote when an object is missing. Every one of those is switched off here:
+promisor remote when an object is missing (a partial clone "lazy-fetches" it, and a remote such as `ext::sh -c ...`
+is a command). Every one of those is switched off here:
 
 - configuration: no system or global files (GIT_CONFIG_NOSYSTEM, GIT_CONFIG_GLOBAL=/dev/null, HOME and
   XDG_CONFIG_HOME an empty temporary directory); `-c` overrides, which outrank the repository's own file, for
   core.fsmonitor, core.hooksPath, core.pager, core.askPass, core.attributesFile, core.untrackedCache, diff.external,
-  credential.helper, protocol.allow=never (no fetches, so no transport helpers); and every filter driver the
-  repository's configuration names (listed first with `git config`, which runs nothing) gets empty clean, smudge
-  and process commands and required=false;
+  credential.helper, protocol.allow=never (no fetches, so no transport helpers); and, from a listing of the
+  repository's configuration made first with `git config` (which runs nothing), every filter driver it names gets
+  empty clean, smudge and process commands and required=false, and every transport it re-allows with
+  `protocol.<name>.allow` (which outranks `protocol.allow`) is set back to never;
+- no lazy fetching at all (GIT_NO_LAZY_FETCH=1): a missing object is an error, never a fetch from a promisor remote;
 - the diff: --no-ext-diff, --no-textconv, --no-color, --ignore-submodules=dirty (a submodule's work tree would be a
   second repository with its own configuration), GIT_OPTIONAL_LOCKS=0 (no opportunistic index writes, so no
   post-index-change hook), no pager;
@@ -35,7 +38,7 @@ __all__ = ["MAX_DIFF_BYTES", "GitFailed", "diff_stat"]
 MAX_DIFF_BYTES = 4 * 1024 * 1024
 """A stat longer than this cannot be compared reliably, so it is an error rather than a possibly false stall."""
 _MAX_CONFIG_BYTES = 256 * 1024
-_MAX_FILTER_DRIVERS = 256
+_MAX_NEUTRALISED = 256
 _FILTER_OVERRIDES = (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false"))
 
 
@@ -82,6 +85,7 @@ def _environment(repository: Repository, root: Path, home: str) -> dict[str, str
         GIT_TERMINAL_PROMPT="0",
         GIT_OPTIONAL_LOCKS="0",
         GIT_NO_REPLACE_OBJECTS="1",
+        GIT_NO_LAZY_FETCH="1",
         GIT_PAGER="cat",
         PAGER="cat",
     )
@@ -101,8 +105,8 @@ async def diff_stat(
         env = _environment(repository, root, home)
         hardening = _hardening(repository.work_tree)
         started = time.monotonic()
-        drivers = await _filter_drivers(runner, hardening, env, cwd, timeout)
-        env.update(_neutralise(drivers))
+        drivers, transports = await _configured(runner, hardening, env, cwd, timeout)
+        env.update(_neutralise(drivers, transports))
         argv = ["git", *hardening, "diff", "--stat", "--no-color", "--no-ext-diff", "--no-textconv"]
         argv.append("--ignore-submodules=dirty")
         if scope:
@@ -116,33 +120,42 @@ async def diff_stat(
         return completed.stdout.decode("utf-8", "replace")
 
 
-async def _filter_drivers(
+async def _configured(
     runner: Runner,
     hardening: list[str],
     env: dict[str, str],
     cwd: Path,
     timeout: float,  # noqa: ASYNC109
-) -> list[str]:
-    """The filter drivers the repository's configuration defines (a clean filter runs when a changed file is hashed)."""
-    argv = ["git", *hardening, "config", "--null", "--name-only", "--get-regexp", r"^filter\."]
+) -> tuple[list[str], list[str]]:
+    """The filter drivers (a clean filter runs when a changed file is hashed) and the transports with their own
+    `protocol.<name>.allow` (a lazy fetch through `ext::` runs a command) that the repository's configuration names."""
+    argv = ["git", *hardening, "config", "--null", "--name-only", "--get-regexp", r"^(filter|protocol)\."]
     completed = await _run(runner, argv, env, cwd, timeout, _MAX_CONFIG_BYTES)
     if completed.returncode not in (0, 1) or completed.stdout_truncated:
         detail = completed.stderr.decode("utf-8", "replace")[:200] or "configuration listing too large"
         raise GitFailed(f"git diff failed: cannot read the repository configuration: {detail}")
     drivers: set[str] = set()
+    transports: set[str] = set()
     for name in completed.stdout.decode("utf-8", "replace").split("\0"):
-        driver, _, key = name.removeprefix("filter.").rpartition(".")
-        if name.startswith("filter.") and driver and key:
-            drivers.add(driver)
-    if len(drivers) > _MAX_FILTER_DRIVERS:
-        raise GitFailed(f"git diff refused: the repository defines more than {_MAX_FILTER_DRIVERS} filter drivers")
-    return sorted(drivers)
+        section, _, rest = name.partition(".")
+        subsection, _, key = rest.rpartition(".")
+        if section == "filter" and subsection and key:
+            drivers.add(subsection)
+        elif section == "protocol" and subsection and key == "allow":
+            transports.add(subsection)
+    if len(drivers) + len(transports) > _MAX_NEUTRALISED:
+        raise GitFailed(
+            f"git diff refused: the repository configures more than {_MAX_NEUTRALISED} filter drivers and transports"
+        )
+    return sorted(drivers), sorted(transports)
 
 
-def _neutralise(drivers: list[str]) -> dict[str, str]:
-    """Empty every filter driver's commands through GIT_CONFIG_KEY_n/VALUE_n, which (unlike `-c name=value`) keep
-    a driver name containing `=` intact; these outrank the repository's file just as `-c` does."""
+def _neutralise(drivers: list[str], transports: list[str]) -> dict[str, str]:
+    """Empty every filter driver's commands and forbid every re-allowed transport through GIT_CONFIG_KEY_n/VALUE_n,
+    which (unlike `-c name=value`) keep a name containing `=` intact; these outrank the repository's file just as
+    `-c` does."""
     entries = [(f"filter.{driver}.{key}", value) for driver in drivers for key, value in _FILTER_OVERRIDES]
+    entries += [(f"protocol.{transport}.allow", "never") for transport in transports]
     env = {"GIT_CONFIG_COUNT": str(len(entries))}
     for index, (key, value) in enumerate(entries):
         env[f"GIT_CONFIG_KEY_{index}"] = key
@@ -164,6 +177,8 @@ async def _run(
         )
     except CommandNotFound:
         raise GitFailed("git not found in PATH") from None
+    except OSError as exc:  # E2BIG: a scope longer than the kernel takes as arguments
+        raise GitFailed(f"git diff failed: {exc.strerror or exc}") from None
     if completed.timed_out:
         raise GitFailed("git diff timed out")
     return completed

@@ -16,6 +16,8 @@ The order (reference §2, §10), and what happens at each step:
 
 from __future__ import annotations
 
+import asyncio
+import json
 import math
 import time
 from collections.abc import Callable, Mapping
@@ -35,7 +37,11 @@ from verdict.metrics import Metrics
 from verdict.runner import Runner
 from verdict.workspace import find_repository, resolve_inside
 
-__all__ = ["Evaluations", "jsonable"]
+__all__ = ["MAX_DETAIL_DEPTH", "Evaluations", "jsonable"]
+
+MAX_DETAIL_DEPTH = 16
+"""Containers below this depth in details are sent as their JSON text: clients' protobuf decoders refuse messages
+nested past 100 levels, and each level of a Struct costs about three (a JSON object nested 33 deep is undecodable)."""
 
 _PURE: dict[str, Callable[[Step], Judgement]] = {
     "exit_code": deterministic.exit_code,
@@ -152,7 +158,9 @@ class Evaluations:
                 "timed_out": True,
             }
             return EvaluationResult("error", details)
-        return _result("output_contains", "", deterministic.output_contains(step, matched=matched))
+        # Each error pattern is a pass over the output: off the event loop too.
+        judgement = await asyncio.to_thread(deterministic.output_contains, step, matched=matched)
+        return _result("output_contains", "", judgement)
 
     async def _diff_stall(self, step: Step, request: EvaluationInput, deadline: float | None) -> EvaluationResult:
         root = self._config.workspace_root
@@ -209,12 +217,32 @@ def _result(evaluator: str, key: str, judgement: Judgement) -> EvaluationResult:
     return EvaluationResult(judgement.verdict, judgement.details, token)
 
 
-def jsonable(value: Any) -> Any:
-    """Details as strict JSON: NaN and infinities (Python's float parse accepts "nan", "inf") become strings."""
+def jsonable(value: Any, depth: int = 0) -> Any:
+    """Details as strict JSON that a Struct holds and every client can decode (outputs are untrusted JSON).
+
+    NaN and infinities (Python's float parse accepts "nan", "inf") become the strings "nan", "inf", "-inf"; an
+    integer too large for a double (past about 1e308; a Struct number is a double) becomes its decimal string; a
+    container nested MAX_DETAIL_DEPTH deep becomes its compact JSON text.
+    """
     if isinstance(value, float) and not math.isfinite(value):
         return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            float(value)
+        except OverflowError:
+            return str(value)
+        return value
+    if isinstance(value, Mapping | list | tuple) and depth >= MAX_DETAIL_DEPTH:
+        return _json_text(value)
     if isinstance(value, Mapping):
-        return {str(key): jsonable(item) for key, item in value.items()}
+        return {str(key): jsonable(item, depth + 1) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [jsonable(item) for item in value]
+        return [jsonable(item, depth + 1) for item in value]
     return value
+
+
+def _json_text(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    except (RecursionError, ValueError):
+        return "(nested too deeply to show)"

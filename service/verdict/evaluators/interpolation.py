@@ -12,6 +12,10 @@ Syntax, as the reference has it:
   `:shell` shell-quotes the value. The three are mutually exclusive.
 - A reference without a dot is an error (bare `${messages}` excepted), whatever its suffix.
 - Values: None becomes "", anything else `str()`.
+
+References are found by one left-to-right scan that splits a template exactly as the reference's regular expression
+(`${`, then `[^}]+`, then `}`) does; that expression rescans to the end of the text from every `${` with no `}` after
+it, which is quadratic time on the event loop. The expansion is bounded by MAX_INTERPOLATED_CHARS.
 """
 
 from __future__ import annotations
@@ -23,14 +27,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from verdict.errors import InvalidArgument
+from verdict.errors import InvalidArgument, ResourceExhausted
 
-__all__ = ["NAMESPACES", "InterpolationError", "Namespaces", "interpolate"]
+__all__ = ["MAX_INTERPOLATED_CHARS", "NAMESPACES", "InterpolationError", "Namespaces", "interpolate"]
 
 NAMESPACES = ("context", "captured", "prev", "result", "state", "loop", "env", "messages", "param")
 """The top-level keys the request's `context` may carry; any other key is rejected as a likely typo."""
 
-_REFERENCE = re.compile(r"\$\$\{|\$\{([^}]+)\}")
+MAX_INTERPOLATED_CHARS = 16 * 1024 * 1024
+"""Longest text one interpolation may produce: `${context.x}` repeated in a template multiplies a large context value,
+and a request of a few megabytes could otherwise ask for hundreds of gigabytes."""
+
 _LAST_N = re.compile(r"^last\((\d+)\)$")
 _DEFAULT = ":default="
 _SHELL = ":shell"
@@ -157,20 +164,49 @@ def _format_duration(milliseconds: Any) -> str:
 
 
 def interpolate(template: str, namespaces: Namespaces) -> str:
-    """Replace every `${...}` reference in `template`. Raises InterpolationError on the first unresolvable one."""
-    return _REFERENCE.sub(lambda match: _replace(match, namespaces), template)
+    """Replace every `${...}` reference in `template`. Raises InterpolationError on the first unresolvable one.
+
+    Splits the template as the reference does (a `$${` escape first, then a `${` up to the first `}` with at least
+    one character between), in linear time. Raises ResourceExhausted (INTERPOLATION_TOO_LARGE) when the result would
+    be longer than MAX_INTERPOLATED_CHARS.
+    """
+    pieces: list[str] = []
+    size = 0
+    copied = cursor = 0
+    close: int | None = None  # the first "}" at or after some position <= the current `${` + 2 (-1: none left)
+    while (start := template.find("$", cursor)) != -1:
+        cursor = start + 1
+        if template.startswith("$${", start):
+            replacement, end = "${", start + 3
+        elif template.startswith("${", start):
+            if close is None or -1 < close < start + 2:
+                close = template.find("}", start + 2)
+            if close <= start + 2:
+                continue
+            replacement, end = _replace(template[start + 2 : close], namespaces), close + 1
+        else:
+            continue
+        size += start - copied + len(replacement)
+        if size > MAX_INTERPOLATED_CHARS:
+            raise ResourceExhausted(
+                f"interpolating {template[:60]!r} gives more than {MAX_INTERPOLATED_CHARS} characters",
+                reason="INTERPOLATION_TOO_LARGE",
+                metadata={"limit": str(MAX_INTERPOLATED_CHARS)},
+            )
+        pieces += (template[copied:start], replacement)
+        copied = cursor = end
+    pieces.append(template[copied:])
+    return "".join(pieces)
 
 
-def _replace(match: re.Match[str], namespaces: Namespaces) -> str:
-    expression = match.group(1)
-    if expression is None:
-        return "${"
+def _replace(reference: str, namespaces: Namespaces) -> str:
+    expression = reference
     default: str | None = None
     optional = shell = False
     if _DEFAULT in expression:
         expression, default = expression.split(_DEFAULT, 1)
         if expression.endswith(("?", _SHELL)):
-            raise InterpolationError(f"Ambiguous suffix in ${{{match.group(1)}}}: the suffixes are mutually exclusive")
+            raise InterpolationError(f"Ambiguous suffix in ${{{reference}}}: the suffixes are mutually exclusive")
     elif expression.endswith("?"):
         optional = True
         expression = expression[:-1]
@@ -178,7 +214,7 @@ def _replace(match: re.Match[str], namespaces: Namespaces) -> str:
         shell = True
         expression = expression[: -len(_SHELL)]
     if (optional or shell) and expression.endswith(("?", _SHELL)):
-        raise InterpolationError(f"Ambiguous suffix in ${{{match.group(1)}}}: the suffixes are mutually exclusive")
+        raise InterpolationError(f"Ambiguous suffix in ${{{reference}}}: the suffixes are mutually exclusive")
     if expression == "messages":
         namespace, path = "messages", ""
     elif "." not in expression:

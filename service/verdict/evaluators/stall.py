@@ -153,7 +153,9 @@ def _plateau(
     if skipped:
         details["skipped"] = True
     verdict = "no" if rounds >= 2 and count >= max_stall else "yes"
-    payload = previous if skipped else {"r": rounds, "b": state.number(best), "n": count}
+    # A skipped score leaves the state as it was; it is rebuilt from the fields read, never echoed, so whatever else
+    # a client put in the payload is not re-encoded into the next token.
+    payload = None if previous is None and skipped else {"r": rounds, "b": state.number(best), "n": count}
     return Judgement(verdict, details, payload)
 
 

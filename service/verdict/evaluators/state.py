@@ -26,6 +26,7 @@ from typing import Any
 from verdict.errors import InvalidArgument
 
 __all__ = [
+    "MAX_COUNT",
     "MAX_TOKEN_BYTES",
     "VERSION",
     "decode",
@@ -39,6 +40,9 @@ __all__ = [
 
 VERSION = b"v1"
 MAX_TOKEN_BYTES = 4096
+MAX_COUNT = 2**53
+"""No counter a server wrote can be larger (one call adds one); a larger one is forged, and past about 1e308 it could
+not even be a detail (a Struct number is a double)."""
 _PREFIX = VERSION + b":"
 
 
@@ -78,7 +82,7 @@ def decode(token: bytes, evaluator: str, key: str) -> dict[str, Any] | None:
         raise _invalid("state token is not a version 1 token; send back exactly the bytes the last response held")
     try:
         document = json.loads(token[len(_PREFIX) :])
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):
         raise _invalid("state token is corrupt") from None
     if not isinstance(document, dict) or not isinstance(document.get("s"), dict):
         raise _invalid("state token is corrupt")
@@ -91,10 +95,10 @@ def decode(token: bytes, evaluator: str, key: str) -> dict[str, Any] | None:
 
 
 def read_count(payload: Mapping[str, Any], name: str) -> int:
-    """A non-negative integer field of a decoded payload."""
+    """A non-negative integer field of a decoded payload, at most MAX_COUNT."""
     value = payload.get(name)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise _invalid(f"state token field {name!r} must be a non-negative integer")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
+        raise _invalid(f"state token field {name!r} must be an integer from 0 to 2^53")
     return value
 
 
@@ -111,7 +115,9 @@ def read_number(payload: Mapping[str, Any], name: str) -> float:
     value = payload.get(name)
     if isinstance(value, bool):
         raise _invalid(f"state token field {name!r} must be a number")
-    if isinstance(value, int | float):
+    if isinstance(value, float):
+        return value
+    if isinstance(value, int) and abs(value) <= MAX_COUNT:
         return float(value)
     if value in ("nan", "inf", "-inf"):
         return float(value)
