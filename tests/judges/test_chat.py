@@ -8,7 +8,8 @@ import socket
 import pytest
 
 from tests.judges.conftest import chat_body, sample
-from verdict.judges import JudgeOutcome, JudgeRequest
+from verdict.judges import HttpHost, JudgeOutcome, JudgeRequest
+from verdict.judges.chat import MAX_RESPONSE_BYTES
 
 ANSWER = {"verdict": "yes", "confidence": 0.8, "reason": "ok", "evidence": "done"}
 
@@ -84,6 +85,13 @@ async def test_nobody_listening_is_an_api_error(judge_service):
     assert answer.flags["unreachable"] is True
 
 
+async def test_a_url_the_client_cannot_use_is_an_api_error_not_a_crash(judge_service, chat_server):
+    service = judge_service(chat_server.url)
+    answer = await service.ask(ask(host=HttpHost("http://127.0.0.1:99999")))
+    assert answer.outcome is JudgeOutcome.API_ERROR
+    assert answer.flags["unreachable"] is True
+
+
 @pytest.mark.parametrize(
     ("body", "outcome"),
     [("not json", JudgeOutcome.PARSE_ERROR), (json.dumps({"choices": []}), JudgeOutcome.PARSE_ERROR)],
@@ -91,3 +99,15 @@ async def test_nobody_listening_is_an_api_error(judge_service):
 async def test_unreadable_bodies_are_parse_errors(judge_service, chat_server, body, outcome):
     chat_server.replies = [(200, body)]
     assert (await judge_service(chat_server.url).ask(ask())).outcome is outcome
+
+
+async def test_a_body_over_the_cap_is_cut_and_is_a_parse_error(judge_service, chat_server):
+    huge = chat_body(json.dumps({**ANSWER, "reason": "r" * (MAX_RESPONSE_BYTES + 1024)}))
+    chat_server.replies = [(200, huge)]
+    answer = await judge_service(chat_server.url).ask(ask())
+    assert answer.outcome is JudgeOutcome.PARSE_ERROR
+    assert len(answer.flags["raw_preview"]) <= 300
+    chat_server.replies = [(500, huge)]
+    answer = await judge_service(chat_server.url).ask(ask())
+    assert answer.outcome is JudgeOutcome.API_ERROR
+    assert len(answer.error) < 400

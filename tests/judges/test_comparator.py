@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import os
 from pathlib import Path
 from typing import Any
 
@@ -111,6 +114,56 @@ async def test_a_judge_failure_is_error_not_tie(judge_service, fake_judges):
     assert "raw_preview" in result.details
 
 
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"verdict": "yes", "confidence": 0.9, "reason": "a host that ignored the schema"},
+        {"verdict_a": "Yes", "verdict_b": "No", "confidence": 0.9, "reason": "capitalised"},
+        {"verdict_a": "yes", "confidence": 0.9, "reason": "one arm not ruled on"},
+    ],
+)
+async def test_a_ruling_outside_the_grammar_is_error_not_a_tie(judge_service, fake_judges, answer):
+    """The reference counted an arm without an exact "yes" as failed: a judge that cannot follow the grammar made a
+    tie (here: harness and baseline both "failed" in both orders), never an error."""
+    fake_judges.scenario({"stdout": answer_stdout("claude-code", answer)})
+    result = await Comparator(judge_service("claude-code"))(CONFIG, request(), None)
+    assert result.verdict == "error"
+    assert result.details["invalid_verdict"] is True
+    assert result.details["pairs_judged"] == 0
+
+
+async def test_a_malformed_later_pair_does_not_turn_into_a_loss(judge_service, fake_judges):
+    malformed = answer_stdout("claude-code", {"verdict": "yes", "confidence": 1, "reason": ""})
+    baseline_wins = {"contains": f"<output_a>\n{BAD}", "stdout": answer_stdout("claude-code", ruling("yes", "no"))}
+    fake_judges.scenario(
+        {"stdout": answer_stdout("claude-code", ruling("no", "yes")), "match": [baseline_wins]},
+        {"stdout": answer_stdout("claude-code", ruling("no", "yes")), "match": [baseline_wins]},
+        {"stdout": malformed},
+    )
+    result = await Comparator(judge_service("claude-code"))({**CONFIG, "min_pairs": 2}, request(), None)
+    assert result.verdict == "error"
+    assert (result.details["pairs_judged"], result.details["baseline_wins"]) == (1, 1)
+
+
+async def test_one_judge_slot_and_no_queue_still_judges_both_orders(judge_service, fake_judges):
+    """Both orders at once need two slots; with one and no queue the comparator refused itself (RESOURCE_EXHAUSTED)
+    on every call."""
+    judge_prefers(fake_judges, output=GOOD)
+    service = judge_service("claude-code", max_concurrent_judges=1, judge_queue_size=0)
+    result = await Comparator(service)({**CONFIG, "min_pairs": 2}, request(), None)
+    assert result.verdict == "yes"
+    assert result.details["harness_wins"] == 2
+    assert len(fake_judges.calls()) == 4
+
+
+async def test_a_huge_reason_is_clipped_in_the_details(judge_service, fake_judges):
+    fake_judges.scenario({"stdout": answer_stdout("claude-code", {**ruling("yes", "yes"), "reason": "r" * 1_000_000})})
+    result = await Comparator(judge_service("claude-code"))(CONFIG, request(), None)
+    assert result.verdict == "tie"
+    assert len(result.details["reason"]) < 5000
+    assert result.details["reason"].endswith("more characters]")
+
+
 async def test_a_missing_cli_is_error_with_missing_dependency(judge_service, fake_judges):
     service = judge_service("claude-code")
     (fake_judges.bin_dir / "claude").unlink()
@@ -169,3 +222,21 @@ async def test_the_baseline_must_lie_inside_the_workspace_root(judge_service, tm
         )
     with pytest.raises(FailedPrecondition):
         await Comparator(judge_service("claude-code"))(config, request(workspace="proj"), None)
+
+
+async def test_a_baseline_that_is_a_fifo_is_an_error_not_a_hang(judge_service, fake_judges, tmp_path):
+    root, config = workspace_config(tmp_path)
+    baseline = root / "proj/.loops/baselines/check/output.txt"
+    baseline.parent.mkdir(parents=True)
+    os.mkfifo(baseline)
+    service = judge_service("claude-code", workspace_root=str(root))
+    try:
+        result = await asyncio.wait_for(
+            Comparator(service)({**config, "auto_promote": True}, request(workspace="proj"), None), timeout=10
+        )
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(os.open(baseline, os.O_WRONLY | os.O_NONBLOCK))
+    assert result.verdict == "error"
+    assert result.details["error"] == "cannot read the baseline: not a regular file"
+    assert fake_judges.calls() == []

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,6 +15,7 @@ from tests.judges.conftest import answer_stdout
 from verdict.errors import PermissionDenied
 from verdict.evaluators.model import EvaluationInput
 from verdict.judges.contract import DEFAULT_RULE, Contract, aggregate
+from verdict.judges.files import MAX_FILE_BYTES
 
 PRODUCER = 'def emit():\n    return {"userId": 1, "userName": "a"}\n'
 CONSUMER = "function read(r) { return r.userId + r.user_name; }\n"
@@ -142,3 +148,55 @@ async def test_files_outside_the_root_are_refused(judge_service, tmp_path):
     service = judge_service("claude-code", workspace_root=str(root))
     with pytest.raises(PermissionDenied):
         await Contract(service)(config(pair(producer="../../etc/passwd", consumer_content="")), request(), None)
+
+
+async def test_a_huge_reason_or_made_up_verdict_is_clipped_in_the_pair_result(judge_service, fake_judges):
+    reason = {"verdict": "no", "confidence": 0.8, "reason": "r" * 1_000_000}
+    fake_judges.scenario({"stdout": answer_stdout("claude-code", reason)})
+    service = judge_service("claude-code")
+    result = await Contract(service)(config(pair(producer_content="a", consumer_content="b")), request(), None)
+    assert result.verdict == "no"
+    assert len(result.details["pair_results"][0]["reason"]) < 5000
+    made_up = {"verdict": "v" * 1_000_000, "confidence": 0.8, "reason": "?"}
+    fake_judges.scenario({"stdout": answer_stdout("claude-code", made_up)})
+    result = await Contract(service)(config(pair(producer_content="a", consumer_content="b")), request(), None)
+    assert result.verdict == "error"
+    assert len(result.details["pair_results"][0]["error"]) < 1000
+
+
+@contextlib.contextmanager
+def fifo(path: Path) -> Iterator[Path]:
+    """A FIFO nobody writes to; afterwards a writer is opened and closed, so a reader stuck on it gets its EOF."""
+    os.mkfifo(path)
+    try:
+        yield path
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+
+
+async def test_a_fifo_or_an_oversized_file_is_a_pair_error_not_a_hang(judge_service, fake_judges, tmp_path):
+    """Reading a FIFO blocked a worker thread for ever (no cancellation reaches it); a huge file was read whole."""
+    root = tmp_path / "root"
+    root.mkdir()
+    with open(root / "huge.log", "wb") as handle:
+        handle.truncate(MAX_FILE_BYTES + 1)
+    fake_judges.scenario(answer("yes"))
+    service = judge_service("claude-code", workspace_root=str(root))
+    with fifo(root / "pipe"):
+        result = await asyncio.wait_for(
+            Contract(service)(
+                config(
+                    pair(producer="pipe", consumer_content=CONSUMER),
+                    pair(producer="huge.log", consumer_content=CONSUMER),
+                ),
+                request(),
+                None,
+            ),
+            timeout=10,
+        )
+    assert result.verdict == "error"
+    first, second = result.details["pair_results"]
+    assert first["error"] == "cannot read producer file: not a regular file"
+    assert "bytes are not read" in second["error"]
+    assert fake_judges.calls() == []

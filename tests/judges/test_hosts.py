@@ -173,6 +173,14 @@ def test_unknown_hosts_and_bad_urls_are_refused():
         host_named("http://")
 
 
+@pytest.mark.parametrize("url", ["http://localhost:99999", "http://localhost:abc/v1", "http://[::1", "http://a b/"])
+def test_a_url_that_cannot_be_connected_to_is_refused_at_startup(url):
+    """These were accepted (or raised a bare ValueError), and every judge call on them was then INTERNAL."""
+    with pytest.raises(ConfigError, match="not a usable URL") as caught:
+        host_named(url, source="second_opinion_host")
+    assert caught.value.key == "second_opinion_host"
+
+
 def _executables(directory: Path, *names: str) -> str:
     for name in names:
         path = directory / name

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ from verdict.judges.llm_structured import (
     DEFAULT_PROMPT,
     DEFAULT_SCHEMA,
     EVIDENCE_CONTRACT,
+    MAX_QUOTED_PASSAGES,
     LlmStructured,
     build_prompt,
     evidence_found,
@@ -202,3 +204,44 @@ async def test_a_judge_malfunction_is_error_with_the_cause_never_no(judge_servic
     assert result.details["api_error"] is True
     assert "Not logged in" in result.details["error"]
     assert result.details["judge_host"] == "claude-code"
+
+
+def test_a_made_up_verdict_of_any_size_is_clipped_in_the_details():
+    verdict, details = settle(
+        {"verdict": "v" * 1_000_000, "confidence": 0.9, "reason": "r", "evidence": "e"},
+        output="e",
+        custom_schema=False,
+        min_confidence=0.5,
+        uncertain_suffix=False,
+    )
+    assert verdict == "error"
+    assert len(details["raw_verdict"]) < 1000
+    assert len(details["error"]) < 1000
+    assert details["raw_truncated"] is True
+
+
+@pytest.mark.parametrize("evidence", ["All 42 tests passed ... collecting", "3.1s [...] All 42"])
+def test_elided_pieces_must_come_in_the_outputs_order(evidence):
+    """A quote with elisions is the output with gaps; the pieces were looked up anywhere, in any order."""
+    assert not evidence_found(evidence, OUTPUT)
+
+
+def test_more_quoted_passages_than_can_be_checked_are_not_verified():
+    output = " ".join(f"line{n}" for n in range(100))
+    assert evidence_found(" and ".join(f'"line{n}"' for n in range(MAX_QUOTED_PASSAGES)), output)
+    assert not evidence_found(" and ".join(f'"line{n}"' for n in range(MAX_QUOTED_PASSAGES + 1)), output)
+
+
+@pytest.mark.parametrize(
+    "evidence",
+    [
+        "“" * 200_000,  # every unclosed opening mark was retried to the end: quadratic
+        " ... ".join(["b"] * 200_000),  # every piece was looked up from the start of a 4 MB output
+        " ".join(f'"b{n}"' for n in range(100_000)),  # as many passages, each looked up in the whole output
+    ],
+)
+def test_hostile_evidence_is_checked_in_linear_time(evidence):
+    output = "a" * 4_000_000 + " " + " ".join(f"b{n}" for n in range(100_000))
+    started = time.monotonic()
+    evidence_found(evidence, output)
+    assert time.monotonic() - started < 1.0

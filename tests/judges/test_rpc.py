@@ -179,3 +179,52 @@ async def test_verify_response_asks_a_local_model_for_a_second_opinion(serve, ch
     assert response.second_opinion.verdict == verdict_pb2.VERIFY_VERDICT_MALFORMED
     assert response.second_opinion.reason == "ends mid-sentence"
     assert response.second_opinion.host == "openai-compatible"
+
+
+async def test_a_deeply_nested_judge_reply_is_an_error_verdict_not_internal(serve, fake_judges):
+    fake_judges.scenario({"stdout": "[" * 100_000})
+    async with serve() as stub:
+        response = await stub.Evaluate(llm_request(), timeout=30)
+    assert response.verdict == "error"
+    assert "nested too deeply" in details(response)["error"]
+
+
+async def test_a_huge_judge_answer_still_fits_in_the_response(serve, fake_judges):
+    """A reason of 5 MB came back three times (reason, raw.reason, and as the message grew): over gRPC's 4 MiB, so
+    the caller got RESOURCE_EXHAUSTED instead of its verdict."""
+    fake_judges.answer("claude-code", {**YES, "reason": "r" * 5_000_000, "notes": ["n" * 1000] * 1000})
+    async with serve() as stub:
+        response = await stub.Evaluate(llm_request(), timeout=30)
+    assert response.verdict == "yes"
+    found = details(response)
+    assert len(found["reason"]) < 5000
+    assert found["raw_truncated"] is True
+    assert found["raw"]["verdict"] == "yes"
+    assert len(found["raw"]["reason"]) < 5000
+    assert "notes" not in found["raw"]
+    assert response.ByteSize() < 64 * 1024
+
+
+async def test_a_comparator_runs_with_a_single_judge_slot_and_no_queue(serve, fake_judges):
+    fake_judges.scenario(
+        {"stdout": answer_stdout("claude-code", {"verdict_a": "yes", "verdict_b": "no", "confidence": 1, "reason": ""})}
+    )
+    request = verdict_pb2.EvaluateRequest(
+        config=verdict_pb2.EvaluatorConfig(comparator=verdict_pb2.ComparatorConfig(baseline="old output")),
+        output="new output",
+    )
+    async with serve(max_concurrent_judges=1, judge_queue_size=0) as stub:
+        response = await stub.Evaluate(request, timeout=30)
+    assert response.verdict == "tie"
+    assert len(fake_judges.calls()) == 2
+
+
+async def test_the_second_opinion_is_not_asked_when_the_grpc_deadline_leaves_no_time(serve, chat_server):
+    request = verdict_pb2.VerifyResponseRequest(
+        text="A long prose answer that goes on. " * 300 + "And then", completion_tokens=2000, request_text="Explain."
+    )
+    async with serve(second_opinion=True, second_opinion_host=chat_server.url) as stub:
+        response = await stub.VerifyResponse(request, timeout=1.2)
+    assert response.verdict == verdict_pb2.VERIFY_VERDICT_UNVERIFIABLE
+    assert not response.HasField("second_opinion")
+    assert chat_server.requests == []

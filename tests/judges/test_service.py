@@ -60,6 +60,17 @@ async def test_a_prompt_too_big_for_an_argv_host_is_refused_without_starting_it(
     assert fake_judges.calls() == []
 
 
+async def test_a_schema_too_big_for_an_argument_is_named_as_the_schema(judge_service, fake_judges):
+    """claude takes its prompt on stdin but its schema as an argument: the refusal blamed "the prompt"."""
+    service = judge_service("claude-code")
+    schema = {"type": "object", "description": "d" * 200_000}
+    answer = await service.ask(JudgeRequest(prompt="Judge this.", schema=schema))
+    assert answer.outcome is JudgeOutcome.REJECTED
+    assert answer.flags == {"schema_too_large": True}
+    assert answer.error.startswith("the JSON schema (")
+    assert fake_judges.calls() == []
+
+
 async def test_each_call_gets_a_private_home_and_cwd_that_are_removed_after(judge_service, fake_judges, scratch):
     service = judge_service("claude-code", env={"ANTHROPIC_API_KEY": "sk-test", "SERVER_SECRET": "x"})
     fake_judges.answer("claude-code", ANSWER)
@@ -140,6 +151,29 @@ async def test_claude_failing_with_exit_1_is_read_from_its_stdout_envelope(judge
     assert answer.outcome is JudgeOutcome.API_ERROR
     assert answer.error == "claude CLI error: Not logged in · Please run /login"
     assert answer.flags == {"api_error": True, "exit_code": 1}
+
+
+async def test_retries_exhausted_with_exit_1_keeps_its_flag_and_its_cost(judge_service, fake_judges, metrics):
+    """claude exits 1 whenever its envelope says is_error; the reply read for the cause was then thrown away, so the
+    retries-exhausted flag never appeared and the cost of the retries was never counted."""
+    service = judge_service("claude-code")
+    fake_judges.scenario({"stdout": envelope("claude-code", "retries-exhausted.json"), "rc": 1})
+    answer = await service.ask(ask())
+    assert answer.outcome is JudgeOutcome.API_ERROR
+    assert answer.flags == {"api_error": True, "exit_code": 1, "retries_exhausted": True}
+    assert sample(metrics, "verdict_judge_cost_usd_total", host="claude-code") == pytest.approx(0.0123)
+    tokens = "verdict_judge_tokens_total"
+    assert sample(metrics, tokens, host="claude-code", model="claude-sonnet-4-5", kind="input") == 1520
+
+
+async def test_a_huge_error_message_in_a_failing_envelope_is_clipped(judge_service, fake_judges):
+    failing = {**json.loads(envelope("claude-code", "not-logged-in.json")), "result": "API Error: " + "x" * 5_000_000}
+    service = judge_service("claude-code")
+    fake_judges.scenario({"stdout": json.dumps(failing), "rc": 1})
+    answer = await service.ask(ask())
+    assert answer.outcome is JudgeOutcome.API_ERROR
+    assert answer.error.startswith("claude CLI error: API Error: xxx")
+    assert len(answer.error) < 1000
 
 
 async def test_gemini_failing_is_read_from_the_json_on_its_stderr(judge_service, fake_judges):

@@ -48,9 +48,12 @@ class _Exchange:
         self.connection: http.client.HTTPConnection | None = None
 
     def post(self, url: str, body: bytes, timeout: float) -> HttpResponse:
-        parts = urlsplit(url)
-        connection_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-        self.connection = connection_class(parts.hostname or "", parts.port, timeout=timeout)
+        try:
+            parts = urlsplit(url)
+            connection_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+            self.connection = connection_class(parts.hostname or "", parts.port, timeout=timeout)
+        except ValueError as exc:  # a port out of range; host_named refuses such URLs at startup
+            raise ChatUnreachable(f"cannot reach {url}: {exc}") from None
         path = parts.path + (f"?{parts.query}" if parts.query else "")
         try:
             self.connection.request(
@@ -61,7 +64,8 @@ class _Exchange:
             return HttpResponse(response.status, data.decode("utf-8", "replace"))
         except TimeoutError:
             raise
-        except (OSError, http.client.HTTPException) as exc:
+        except (OSError, ValueError, http.client.HTTPException) as exc:
+            # ValueError: a host name IDNA cannot encode (UnicodeError), a malformed header in the reply
             raise ChatUnreachable(f"cannot reach {url}: {exc}") from None
         finally:
             self.connection.close()

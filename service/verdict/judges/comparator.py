@@ -6,8 +6,9 @@ Here every pair is judged in **both orders** (the output as A, then as B) and an
 orders give it: a preference for a position then passes neither arm and the result is a tie, while a real
 difference survives the swap.
 
-A judge that fails (timeout, missing CLI, unreadable answer) makes the verdict `error` with the cause, where the
-reference quietly counted a tie: a comparison that never happened says nothing about the output.
+A judge that fails (timeout, missing CLI, unreadable answer, a ruling that is not exactly yes or no) makes the
+verdict `error` with the cause, where the reference quietly counted a tie: a comparison that never happened says
+nothing about the output.
 
 The baseline is inline in the request (`baseline`) or the file `<baseline_path>/output.txt` inside the workspace.
 A missing baseline is `no_baseline`, or with `auto_promote` the output becomes the baseline (`bootstrapped`); with
@@ -27,7 +28,7 @@ from verdict.evaluators.model import EvaluationInput, EvaluationResult
 from verdict.judges.envelopes import JudgeReply
 from verdict.judges.files import read_text, workspace_file, write_text
 from verdict.judges.payload import verdict_payload
-from verdict.judges.service import JudgeAnswer, JudgeRequest, JudgeService
+from verdict.judges.service import JudgeAnswer, JudgeRequest, JudgeService, clip
 
 __all__ = ["BLIND_SCHEMA", "DEFAULT_FRAMING", "Comparator", "Ruling", "build_blind_prompt", "read_ruling", "tally"]
 
@@ -106,6 +107,26 @@ def tally(pairs: list[tuple[Ruling, Ruling]]) -> tuple[str, int, int]:
     return verdict, harness, baseline
 
 
+def _failure(answers: tuple[JudgeAnswer, JudgeAnswer]) -> dict[str, Any] | None:
+    """The details of the first unusable answer of a pair, or None: a failed call, or a ruling outside the binary
+    grammar. An arm the judge did not rule on (a missing `verdict_b`, a "Yes" from a host that cannot enforce the
+    schema) has not been found wanting: counting it as "no", as the reference did, turns a judge that cannot follow
+    the grammar into a tie, or into a loss when the other pairs went the baseline's way."""
+    for answer in answers:
+        if not answer.ok or answer.payload is None:
+            return answer.failure_details()
+        for key in ("verdict_a", "verdict_b"):
+            value = answer.payload.get(key)
+            if value not in ("yes", "no"):
+                return {
+                    "error": f"the judge's {key} {clip(repr(value), 200)} is not yes or no",
+                    "invalid_verdict": True,
+                    "raw_verdict": clip(str(value), 200),
+                    "judge_host": answer.host,
+                }
+    return None
+
+
 def _read_payload(reply: JudgeReply) -> dict[str, Any]:
     return verdict_payload(reply, key="verdict_a")
 
@@ -159,18 +180,26 @@ class Comparator:
         pairs: list[tuple[Ruling, Ruling]] = []
         host = ""
         for _ in range(min_pairs):
-            answers = await _both(
-                self._judge(prompt, output, baseline, model, deadline, harness_is_a=True),
-                self._judge(prompt, output, baseline, model, deadline, harness_is_a=False),
-            )
+            if self.service.slots.slots > 1:
+                answers = await _both(
+                    self._judge(prompt, output, baseline, model, deadline, harness_is_a=True),
+                    self._judge(prompt, output, baseline, model, deadline, harness_is_a=False),
+                )
+            else:
+                # one judge slot: the second order would wait for the first anyway, and with no queue it would be
+                # refused (RESOURCE_EXHAUSTED) by the comparator's own first order
+                answers = (
+                    await self._judge(prompt, output, baseline, model, deadline, harness_is_a=True),
+                    await self._judge(prompt, output, baseline, model, deadline, harness_is_a=False),
+                )
             host = answers[0].host
-            failed = next((answer for answer in answers if not answer.ok or answer.payload is None), None)
-            if failed is not None:
+            failure = _failure(answers)
+            if failure is not None:
                 verdict, harness_wins, baseline_wins = tally(pairs)
                 return EvaluationResult(
                     "error",
                     {
-                        **failed.failure_details(),
+                        **failure,
                         "harness_wins": harness_wins,
                         "baseline_wins": baseline_wins,
                         "pairs_judged": len(pairs),
@@ -186,7 +215,7 @@ class Comparator:
             "harness_wins": harness_wins,
             "baseline_wins": baseline_wins,
             "min_pairs": min_pairs,
-            "reason": last.reason,
+            "reason": clip(last.reason),
             "raw": last.raw(),
             "orders": [{"output_as_a": first.raw(), "output_as_b": second.raw()} for first, second in pairs],
             "judge_host": host,

@@ -20,7 +20,7 @@ import regex
 from verdict import patterns
 from verdict.evaluators.model import EvaluationInput, EvaluationResult
 from verdict.judges.files import read_text, workspace_file
-from verdict.judges.service import JudgeOutcome, JudgeRequest, JudgeService
+from verdict.judges.service import JudgeOutcome, JudgeRequest, JudgeService, clip
 
 __all__ = ["CONTRACT_SCHEMA", "DEFAULT_RULE", "Contract", "aggregate", "build_contract_prompt"]
 
@@ -135,14 +135,21 @@ class Contract:
 
 def _pair_verdict(payload: Mapping[str, Any]) -> dict[str, Any]:
     verdict = str(payload.get("verdict", "error"))
-    reason = str(payload.get("reason", "") or "")
+    reason = clip(str(payload.get("reason", "") or ""))
     if verdict not in ("yes", "no"):
-        return {"verdict": "error", "error": f"the judge's verdict {verdict!r} is not yes or no", "reason": reason}
+        return {
+            "verdict": "error",
+            "error": f"the judge's verdict {clip(repr(verdict), 200)} is not yes or no",
+            "reason": reason,
+        }
     raw_confidence = payload.get("confidence", 1.0)
     try:
         confidence = float(raw_confidence)
         if isinstance(raw_confidence, bool) or math.isnan(confidence):
             raise ValueError
     except (TypeError, ValueError):
-        return {"verdict": "error", "error": f"the judge's confidence {raw_confidence!r} is not a number"}
+        return {
+            "verdict": "error",
+            "error": f"the judge's confidence {clip(repr(raw_confidence), 200)} is not a number",
+        }
     return {"verdict": verdict, "confidence": confidence, "reason": reason}

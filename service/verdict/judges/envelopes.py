@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["READERS", "EnvelopeError", "JudgeReply", "read_envelope"]
+__all__ = ["READERS", "EnvelopeError", "JudgeReply", "loads", "raw_decode", "read_envelope"]
 
 RETRIES_EXHAUSTED = "error_max_structured_output_retries"
 
@@ -72,8 +72,25 @@ class JudgeReply:
         return self.subtype == RETRIES_EXHAUSTED
 
 
-def _loads(text: str) -> Any:
-    return json.loads(text)
+_DECODER = json.JSONDecoder()
+
+
+def loads(text: str) -> Any:
+    """`json.loads` for text a judge wrote. Nesting deeper than the interpreter's recursion limit (`[[[[…`, a few
+    hundred kilobytes at most) makes the json module raise RecursionError, which no caller expects and which
+    would turn a judge's garbage into an INTERNAL error; here it is the JSONDecodeError it is."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply", text, 0) from None
+
+
+def raw_decode(text: str, start: int) -> tuple[Any, int]:
+    """`JSONDecoder.raw_decode` at `start`, with the same treatment of deep nesting as `loads`."""
+    try:
+        return _DECODER.raw_decode(text, start)
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply", text, start) from None
 
 
 def _json_lines(text: str) -> Iterator[Any]:
@@ -83,7 +100,7 @@ def _json_lines(text: str) -> Iterator[Any]:
         if not line or line[0] not in "{[":
             continue
         try:
-            yield json.loads(line)
+            yield loads(line)
         except json.JSONDecodeError:
             continue
 
@@ -92,13 +109,13 @@ def _whole_or_last_line(stdout: str) -> Any:
     """The reference's parse: the whole output as JSON, else its last non-blank line."""
     stripped = stdout.strip()
     try:
-        return json.loads(stripped)
+        return loads(stripped)
     except json.JSONDecodeError as whole:
         lines = [line for line in stripped.splitlines() if line.strip()]
         if not lines:
             raise EnvelopeError("parse_error", f"Failed to parse LLM response: {whole}") from None
         try:
-            return json.loads(lines[-1])
+            return loads(lines[-1])
         except json.JSONDecodeError as last:
             raise EnvelopeError("parse_error", f"Failed to parse LLM response: {last}") from None
 
@@ -184,7 +201,7 @@ def read_qwen(stdout: str, stderr: str) -> JudgeReply:
     stripped = stdout.strip()
     if stripped.startswith("["):
         try:
-            whole = json.loads(stripped)
+            whole = loads(stripped)
         except json.JSONDecodeError:
             whole = None
         if isinstance(whole, list):
@@ -247,15 +264,30 @@ def read_codex(stdout: str, stderr: str) -> JudgeReply:
     raise EnvelopeError("empty_result", "Empty result field in codex response: no agent_message event")
 
 
+_GEMINI_OBJECT_STARTS = 64
+"""How many line-initial `{` are tried: each try may read to the end of up to 8 MiB of output."""
+
+
 def _gemini_object(text: str) -> Mapping[str, Any] | None:
-    """gemini's JSON object, which may follow plain-text lines (its stderr on an early failure)."""
+    """gemini's JSON object, which may follow plain-text lines (its stderr on an early failure).
+
+    gemini prints the object pretty-printed, so it starts a line and runs to the end of the text. Only `{` at the
+    start of a line is tried, a bounded number of times, and without copying the text: trying every `{` of an
+    8 MiB reply (a truncated answer full of braces) with a slice each was quadratic, minutes on the event loop.
+    """
     stripped = text.strip()
-    start = 0
-    while (start := stripped.find("{", start)) != -1:
+    start = 0 if stripped.startswith("{") else stripped.find("\n{")
+    for _ in range(_GEMINI_OBJECT_STARTS):
+        if start == -1:
+            return None
+        start = stripped.index("{", start)
         try:
-            value = json.loads(stripped[start:])
+            value, end = raw_decode(stripped, start)
         except json.JSONDecodeError:
-            start += 1
+            start = stripped.find("\n{", start)
+            continue
+        if end != len(stripped):
+            start = stripped.find("\n{", start)
             continue
         return value if isinstance(value, Mapping) else None
     return None
@@ -364,7 +396,7 @@ def _fallback(host: str, stdout: str) -> JudgeReply:
 def read_chat_completion(body: str) -> JudgeReply:
     """An OpenAI-compatible chat-completions response body."""
     try:
-        envelope = json.loads(body)
+        envelope = loads(body)
     except json.JSONDecodeError as exc:
         raise EnvelopeError("parse_error", f"Failed to parse chat completion: {exc}") from None
     if not isinstance(envelope, Mapping):

@@ -264,8 +264,12 @@ def host_named(name: str, *, source: str = "judge_host") -> Host:
     """The host a setting names: a registered CLI name or an http(s) base URL. Raises ConfigError naming `source`."""
     name = name.strip()
     if name.startswith(("http://", "https://")):
-        parts = urlsplit(name)
-        if not parts.hostname:
+        try:
+            parts = urlsplit(name)
+            parts.port  # noqa: B018 - raises ValueError for a port that is not a number in 0-65535
+        except ValueError as exc:
+            raise ConfigError(source, f"{name!r} is not a usable URL: {exc}") from None
+        if not parts.hostname or any(character.isspace() for character in parts.netloc):
             raise ConfigError(source, f"{name!r} is not a usable URL")
         return HttpHost(name)
     if name in CLI_HOSTS:

@@ -22,12 +22,13 @@ from verdict.evaluators.interpolation import InterpolationError, Namespaces, int
 from verdict.evaluators.model import EvaluationInput, EvaluationResult
 from verdict.judges.envelopes import JudgeReply
 from verdict.judges.payload import verdict_payload
-from verdict.judges.service import JudgeAnswer, JudgeRequest, JudgeService
+from verdict.judges.service import JudgeAnswer, JudgeRequest, JudgeService, clip, clip_payload
 
 __all__ = [
     "DEFAULT_PROMPT",
     "DEFAULT_SCHEMA",
     "EVIDENCE_CONTRACT",
+    "MAX_QUOTED_PASSAGES",
     "OUTPUT_TAIL_CHARS",
     "VERDICTS",
     "LlmStructured",
@@ -72,8 +73,11 @@ DEFAULT_SCHEMA: Mapping[str, Any] = {
 
 _WHITESPACE = re.compile(r"\s+")
 _ELISION = re.compile(r"\s*(?:\[\s*(?:\.\.\.|…)\s*\]|\.\.\.|…)\s*")
-_QUOTED = re.compile(r"\"([^\"]+)\"|“([^”]+)”|`([^`]+)`")
+_QUOTE_PAIRS = {'"': '"', "“": "”", "`": "`"}
 _QUOTE_MARKS = "\"'“”‘’`«» "
+MAX_QUOTED_PASSAGES = 32
+"""Evidence quoting more distinct passages than this is not verified (and so counts as not found): each passage is
+looked for in the whole output, which is up to 4 MiB."""
 
 
 def build_prompt(prompt: str | None, output: str) -> str:
@@ -87,23 +91,61 @@ def _normalise(text: str) -> str:
 
 
 def _fragments_found(fragments: list[str], haystack: str) -> bool:
+    """Whether the fragments occur in the haystack in this order, without overlapping: a quote with elisions is the
+    output with gaps, so "A ... B" needs B after A. Each search starts where the last match ended, so the whole check
+    reads the haystack once however many fragments there are."""
     fragments = [fragment.strip(_QUOTE_MARKS) for fragment in fragments]
     fragments = [fragment for fragment in fragments if fragment]
-    return bool(fragments) and all(fragment in haystack for fragment in fragments)
+    position = 0
+    for fragment in fragments:
+        found = haystack.find(fragment, position)
+        if found == -1:
+            return False
+        position = found + len(fragment)
+    return bool(fragments)
+
+
+def _passages(quote: str) -> list[str]:
+    """The non-empty texts between quote marks ("…", “…”, `…`), left to right, each once.
+
+    A scan rather than a regex: `“([^”]+)”` retries from every unclosed `“` to the end of the text, so a judge's
+    "evidence" of 20,000 `“` took 1.6 s and a few hundred kilobytes of it hours. Here an opening mark with no closing
+    one ends the search for that kind (no later opening can be closed either), and every search starts further on.
+    """
+    passages: dict[str, None] = {}
+    upcoming = {mark: quote.find(mark) for mark in _QUOTE_PAIRS}
+    while live := {mark: index for mark, index in upcoming.items() if index != -1}:
+        mark = min(live, key=live.__getitem__)
+        start = live[mark]
+        end = quote.find(_QUOTE_PAIRS[mark], start + 1)
+        if end == -1:
+            upcoming[mark] = -1
+            continue
+        if end > start + 1:
+            passages[quote[start + 1 : end]] = None
+            if len(passages) > MAX_QUOTED_PASSAGES:
+                break
+        for other, index in upcoming.items():
+            if index != -1 and index <= end:
+                upcoming[other] = quote.find(other, end + 1)
+    return list(passages)
 
 
 def evidence_found(evidence: str, output: str) -> bool:
     """Whether a quote really occurs in the output, with runs of whitespace counted as one space.
 
-    Accepted: the whole quote (surrounding quote marks stripped); its pieces around `...` elisions, each found; or,
-    for evidence that quotes several passages, every passage in quote marks found. Case-sensitive: it is verbatim.
+    Accepted: the whole quote (surrounding quote marks stripped); its pieces around `...` elisions, found in that
+    order; or, for evidence that quotes several passages (at most MAX_QUOTED_PASSAGES), every passage in quote marks
+    found. Case-sensitive: it is verbatim.
     """
     haystack = _normalise(output)
     quote = _normalise(evidence)
     if _fragments_found([quote], haystack) or _fragments_found(_ELISION.split(quote), haystack):
         return True
-    passages = ["".join(groups) for groups in _QUOTED.findall(quote)]
-    return bool(passages) and all(_fragments_found(_ELISION.split(passage), haystack) for passage in passages)
+    passages = _passages(quote)
+    if not passages or len(passages) > MAX_QUOTED_PASSAGES:
+        return False
+    return all(_fragments_found(_ELISION.split(passage), haystack) for passage in passages)
 
 
 def _evidence_text(value: Any) -> str:
@@ -130,12 +172,15 @@ def settle(
     raw_verdict = payload.get("verdict", "error")
     verdict = "error" if raw_verdict is None else str(raw_verdict)
     evidence = _evidence_text(payload.get("evidence", ""))
+    raw, raw_truncated = clip_payload(payload)
     details: dict[str, Any] = {
-        "reason": str(payload.get("reason", "") or ""),
-        "evidence": evidence,
+        "reason": clip(str(payload.get("reason", "") or "")),
+        "evidence": clip(evidence),
         "evidence_coerced": False,
-        "raw": dict(payload),
+        "raw": raw,
     }
+    if raw_truncated:
+        details["raw_truncated"] = True
     raw_confidence = payload.get("confidence", 1.0)
     try:
         if isinstance(raw_confidence, bool):
@@ -146,7 +191,7 @@ def settle(
     except (TypeError, ValueError):
         return "error", {
             **details,
-            "error": f"the judge's confidence {raw_confidence!r} is not a number",
+            "error": f"the judge's confidence {clip(repr(raw_confidence), 200)} is not a number",
             "invalid_confidence": True,
         }
     confident = confidence >= min_confidence
@@ -155,9 +200,9 @@ def settle(
         if verdict not in VERDICTS and verdict != "error":
             return "error", {
                 **details,
-                "error": f"the judge's verdict {verdict!r} is not one of {', '.join(VERDICTS)}",
+                "error": f"the judge's verdict {clip(repr(verdict), 200)} is not one of {', '.join(VERDICTS)}",
                 "invalid_verdict": True,
-                "raw_verdict": verdict,
+                "raw_verdict": clip(verdict, 200),
             }
         if verdict not in ("error", "cannot_judge"):
             if not evidence.strip():

@@ -13,19 +13,20 @@ Anything else is a parse error or an empty result, and those are judge malfuncti
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Iterator
 from typing import Any
 
-from verdict.judges.envelopes import JudgeReply
+from verdict.judges.envelopes import JudgeReply, loads, raw_decode
 
 __all__ = ["PayloadError", "json_objects", "recover_tags", "verdict_payload"]
 
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\r?\n(.*?)```", re.DOTALL)
 _MAX_OBJECT_STARTS = 256
-"""Bounds the scan for embedded objects: each start may read to the end of the text, so scanning every `{` of a
-huge reply would be quadratic."""
+"""Bounds the scan for embedded objects (and the fenced blocks tried): each start may read to the end of the text,
+so scanning every `{` of a huge reply would be quadratic."""
 
 
 class PayloadError(Exception):
@@ -37,11 +38,26 @@ class PayloadError(Exception):
         self.message = message
 
 
-def _tag(name: str) -> re.Pattern[str]:
-    return re.compile(rf"<{name}>\s*(.*?)\s*</{name}>", re.DOTALL | re.IGNORECASE)
+_TAGS = {
+    name: (re.compile(f"<{name}>", re.IGNORECASE), re.compile(f"</{name}>", re.IGNORECASE))
+    for name in ("verdict", "confidence", "reason", "evidence")
+}
 
 
-_TAGS = {name: _tag(name) for name in ("verdict", "confidence", "reason", "evidence")}
+def _tag(body: str, name: str) -> str | None:
+    """The text between the first `<name>` and the first `</name>` after it, stripped; None without both.
+
+    Two literal searches, so linear: the obvious `<name>\\s*(.*?)\\s*</name>` retries its lazy group from every
+    unclosed `<name>` to the end of the text, and a reply of a few hundred kilobytes of `<verdict>` held the event
+    loop for minutes. The first opening is the one a regex search would pick: a later opening can only be closed
+    by a closing that also closes the first.
+    """
+    opening, closing = _TAGS[name]
+    start = opening.search(body)
+    if start is None:
+        return None
+    end = closing.search(body, start.end())
+    return None if end is None else body[start.end() : end.start()].strip()
 
 
 def _strip_fence(text: str) -> str:
@@ -52,29 +68,28 @@ def _strip_fence(text: str) -> str:
 def recover_tags(text: str) -> dict[str, Any] | None:
     """The answer spelled as XML-ish tags, or None without a `<verdict>` tag. The verdict is lower-cased."""
     body = _strip_fence(text)
-    verdict = _TAGS["verdict"].search(body)
+    verdict = _tag(body, "verdict")
     if verdict is None:
         return None
-    answer: dict[str, Any] = {"verdict": verdict.group(1).strip().lower()}
-    confidence = _TAGS["confidence"].search(body)
+    answer: dict[str, Any] = {"verdict": verdict.lower()}
+    confidence = _tag(body, "confidence")
     if confidence is not None:
         try:
-            answer["confidence"] = float(confidence.group(1))
+            answer["confidence"] = float(confidence)
         except ValueError:
-            answer["confidence"] = confidence.group(1)
+            answer["confidence"] = confidence
     for name in ("reason", "evidence"):
-        match = _TAGS[name].search(body)
-        if match is not None:
-            answer[name] = match.group(1)
+        value = _tag(body, name)
+        if value is not None:
+            answer[name] = value
     return answer
 
 
 def json_objects(text: str) -> Iterator[dict[str, Any]]:
     """Every JSON object found in `text`: fenced blocks first, then objects embedded in prose, in order."""
-    decoder = json.JSONDecoder()
-    for fenced in _FENCE.finditer(text):
+    for fenced in itertools.islice(_FENCE.finditer(text), _MAX_OBJECT_STARTS):
         try:
-            value = json.loads(fenced.group(1))
+            value = loads(fenced.group(1))
         except json.JSONDecodeError:
             continue
         if isinstance(value, dict):
@@ -85,7 +100,7 @@ def json_objects(text: str) -> Iterator[dict[str, Any]]:
         if start == -1:
             return
         try:
-            value, end = decoder.raw_decode(text, start)
+            value, end = raw_decode(text, start)
         except json.JSONDecodeError:
             position = start + 1
             continue
@@ -104,7 +119,7 @@ def verdict_payload(reply: JudgeReply, *, recover: bool = False, key: str = "ver
     if not text:
         raise PayloadError("empty_result", f"Empty result field in {reply.host} response")
     try:
-        value = json.loads(text)
+        value = loads(text)
     except json.JSONDecodeError as exc:
         if recover and (tagged := recover_tags(text)) is not None:
             return tagged

@@ -38,7 +38,7 @@ from typing import Any
 from verdict.config import Config
 from verdict.errors import DeadlineTooShort, FailedPrecondition, InvalidConfig, VerdictError
 from verdict.judges import chat
-from verdict.judges.envelopes import EnvelopeError, JudgeReply, read_chat_completion, read_envelope
+from verdict.judges.envelopes import EnvelopeError, JudgeReply, loads, read_chat_completion, read_envelope
 from verdict.judges.hosts import CLAUDE_ONLY_MODELS, MAX_ARGUMENT_BYTES, CliHost, Host, HttpHost, select_host
 from verdict.judges.payload import PayloadError, verdict_payload
 from verdict.metrics import Metrics
@@ -46,12 +46,15 @@ from verdict.runner import Command, CommandNotFound, Completed, Runner, SlotLimi
 
 __all__ = [
     "DEADLINE_MARGIN_SECONDS",
+    "DETAIL_TEXT_CHARS",
     "MAX_JUDGE_OUTPUT_BYTES",
     "MIN_JUDGE_SECONDS",
     "JudgeAnswer",
     "JudgeOutcome",
     "JudgeRequest",
     "JudgeService",
+    "clip",
+    "clip_payload",
     "interpret_completion",
     "interpret_http",
 ]
@@ -65,6 +68,43 @@ MAX_JUDGE_OUTPUT_BYTES = 8 * 1024 * 1024
 so the cap is generous; output beyond it is dropped and the call reports that it was cut."""
 PREVIEW_CHARS = 300
 RAW_OUTPUT_CHARS = 500
+DETAIL_TEXT_CHARS = 4000
+"""The most of any one text the judge wrote (a reason, a quote, a verdict it made up) that goes into a verdict's
+details. A judge's reply may be 8 MiB, and a reason, its quote and the raw answer holding both again made a response
+over gRPC's 4 MiB message limit: the caller got RESOURCE_EXHAUSTED instead of the verdict."""
+RAW_PAYLOAD_CHARS = 16 * 1024
+"""An answer object bigger than this (as JSON) is shown in `raw` by its answer keys only, each clipped."""
+_ANSWER_KEYS = ("verdict", "verdict_a", "verdict_b", "ok", "confidence", "reason", "evidence")
+
+
+def clip(text: str, limit: int = DETAIL_TEXT_CHARS) -> str:
+    """`text`, or its first `limit` characters and a note of how much was cut."""
+    return text if len(text) <= limit else f"{text[:limit]}… [{len(text) - limit} more characters]"
+
+
+def clip_payload(payload: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
+    """The answer object for `raw` in the details, and whether it had to be cut (RAW_PAYLOAD_CHARS)."""
+    try:
+        size = len(json.dumps(payload, default=str))
+    except (ValueError, RecursionError):
+        size = RAW_PAYLOAD_CHARS + 1
+    if size <= RAW_PAYLOAD_CHARS:
+        return dict(payload), False
+    kept: dict[str, Any] = {}
+    for key in _ANSWER_KEYS:
+        if key in payload:
+            value = payload[key]
+            scalar = value is None or isinstance(value, bool | int | float)
+            kept[key] = value if scalar else clip(value if isinstance(value, str) else _repr(value))
+    return kept, True
+
+
+def _repr(value: Any) -> str:
+    try:
+        return repr(value)
+    except RecursionError:
+        return "(nested too deeply to show)"
+
 
 PayloadReader = Callable[[JudgeReply], dict[str, Any]]
 
@@ -187,10 +227,12 @@ def interpret_completion(host: CliHost, completed: Completed, read_payload: Payl
         return _failure(name, binary, JudgeOutcome.TIMEOUT, "LLM evaluation timeout", timeout=True)
     stdout, stderr = _decode(completed.stdout), _decode(completed.stderr)
     if completed.returncode != 0:
-        cause = ""
+        # claude exits 1 whenever its envelope says is_error (not logged in, API error, retries exhausted): the
+        # envelope names the cause and carries the cost and usage the call ran up, which the metrics record
+        envelope: JudgeReply | None = None
         with contextlib.suppress(EnvelopeError):
-            reply = read_envelope(name, stdout, stderr)
-            cause = reply.error if reply.is_error else ""
+            envelope = read_envelope(name, stdout, stderr)
+        cause = clip(envelope.error.strip(), 500) if envelope is not None and envelope.is_error else ""
         if not cause:
             cause = _tail(stderr) or (
                 f"killed by {completed.signal_name}" if completed.signal_name else "no output on stderr"
@@ -198,8 +240,10 @@ def interpret_completion(host: CliHost, completed: Completed, read_payload: Payl
         flags: dict[str, Any] = {"api_error": True, "exit_code": completed.returncode}
         if completed.signal_name:
             flags["signal"] = completed.signal_name
+        if envelope is not None and envelope.retries_exhausted:
+            flags["retries_exhausted"] = True
         answer = _failure(name, binary, JudgeOutcome.API_ERROR, f"{binary} CLI error: {cause}", **flags)
-        return dataclasses.replace(answer, raw_output=stdout[:RAW_OUTPUT_CHARS])
+        return dataclasses.replace(answer, raw_output=stdout[:RAW_OUTPUT_CHARS], reply=envelope)
     if not stdout.strip():
         error = f"{binary} CLI returned empty output"
         if stderr.strip():
@@ -228,7 +272,7 @@ def interpret_http(host: HttpHost, response: chat.HttpResponse, read_payload: Pa
     if not 200 <= response.status < 300:
         cause = response.body.strip()[:200] or "no body"
         with contextlib.suppress(json.JSONDecodeError, AttributeError, TypeError):
-            error = json.loads(response.body).get("error")
+            error = loads(response.body).get("error")
             cause = str(error.get("message") if isinstance(error, Mapping) else error or cause)[:200]
         return _failure(
             name,
@@ -381,13 +425,19 @@ class JudgeService:
             server_env=self.env,
         )
         if invocation.largest_argument >= MAX_ARGUMENT_BYTES:
+            # claude and qwen read the prompt from stdin but take the JSON schema as an argument
+            what, flag = (
+                ("the JSON schema", "schema_too_large")
+                if host.prompt_on_stdin
+                else (f"the prompt, which {host.binary} takes only as an argument,", "prompt_too_large")
+            )
             return _failure(
                 host.name,
                 host.binary,
                 JudgeOutcome.REJECTED,
-                f"the prompt ({invocation.largest_argument} bytes) is over the {MAX_ARGUMENT_BYTES}-byte limit of one "
-                f"command-line argument, and {host.binary} takes its prompt only as an argument",
-                prompt_too_large=True,
+                f"{what} ({invocation.largest_argument} bytes) is over the {MAX_ARGUMENT_BYTES}-byte limit of one "
+                "command-line argument",
+                **{flag: True},
             )
         call_dir = Path(tempfile.mkdtemp(prefix=f"verdict-judge-{host.name}-", dir=self.scratch_root))
         try:
