@@ -74,6 +74,16 @@ async def test_output_is_capped_and_the_child_is_not_blocked(runner: Runner) -> 
     assert not done.stderr_truncated
 
 
+async def test_keep_tail_keeps_the_last_bytes(runner: Runner) -> None:
+    script = "import sys; sys.stdout.write('x' * 5_000_000 + 'THE END')"
+    done = await runner.run(
+        Command(tool="py", argv=(sys.executable, "-c", script), timeout=30, max_output_bytes=1000, keep_tail=True)
+    )
+    assert len(done.stdout) == 1000
+    assert done.stdout.endswith(b"THE END")
+    assert done.stdout_truncated
+
+
 async def test_timeout_kills_the_whole_group(runner: Runner, registry: CollectorRegistry, tmp_path: Path) -> None:
     pidfile = tmp_path / "grandchild.pid"
     # The child starts a grandchild that ignores SIGTERM and would outlive a kill of the child alone.

@@ -51,6 +51,8 @@ class Command:
     stdin: bytes | None = None
     cwd: str | None = None
     max_output_bytes: int = 1024 * 1024
+    keep_tail: bool = False
+    """Past the cap, keep the last bytes instead of the first: for CLIs that stream events and put the answer last."""
 
 
 @dataclass(frozen=True)
@@ -175,7 +177,8 @@ class Runner:
         try:
             try:
                 stdout, out_cut, stderr, err_cut = await asyncio.wait_for(
-                    _communicate(process, command.stdin, command.max_output_bytes), timeout=command.timeout
+                    _communicate(process, command.stdin, command.max_output_bytes, command.keep_tail),
+                    timeout=command.timeout,
                 )
             except TimeoutError:
                 outcome = "timeout"
@@ -203,7 +206,7 @@ class Runner:
 
 
 async def _communicate(
-    process: asyncio.subprocess.Process, stdin: bytes | None, cap: int
+    process: asyncio.subprocess.Process, stdin: bytes | None, cap: int, keep_tail: bool = False
 ) -> tuple[bytes, bool, bytes, bool]:
     """Feed stdin and drain both pipes at once (never one after the other: a full pipe would deadlock), until the
     pipes close; if the child exits while something still holds them open, kill its group and read what is left.
@@ -214,7 +217,9 @@ async def _communicate(
     usual case the pipes close as the child exits and no polling happens.
     """
     pipes = asyncio.ensure_future(
-        asyncio.gather(_feed(process, stdin), _drain(process.stdout, cap), _drain(process.stderr, cap))
+        asyncio.gather(
+            _feed(process, stdin), _drain(process.stdout, cap, keep_tail), _drain(process.stderr, cap, keep_tail)
+        )
     )
     try:
         while not pipes.done() and process.returncode is None:
@@ -242,13 +247,20 @@ async def _feed(process: asyncio.subprocess.Process, data: bytes | None) -> None
         await process.stdin.wait_closed()
 
 
-async def _drain(stream: asyncio.StreamReader | None, cap: int) -> tuple[bytes, bool]:
-    """Read a pipe to its end, keeping at most `cap` bytes and discarding the rest so the child never blocks."""
+async def _drain(stream: asyncio.StreamReader | None, cap: int, keep_tail: bool = False) -> tuple[bytes, bool]:
+    """Read a pipe to its end, keeping at most `cap` bytes (the first, or with `keep_tail` the last) and discarding
+    the rest, so the child never blocks on a full pipe and memory stays bounded."""
     if stream is None:
         return b"", False
     kept = bytearray()
     truncated = False
     while chunk := await stream.read(_READ_CHUNK):
+        if keep_tail:
+            kept += chunk
+            if len(kept) > cap:
+                del kept[: len(kept) - cap]
+                truncated = True
+            continue
         room = cap - len(kept)
         if room > 0:
             kept += chunk[:room]

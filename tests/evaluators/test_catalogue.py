@@ -186,3 +186,10 @@ def test_an_oversized_block_is_resource_exhausted() -> None:
     with pytest.raises(ResourceExhausted) as caught:
         load_evaluate_block("type: classify\n# " + "x" * 70_000)
     assert caught.value.reason == "CONFIG_TOO_LARGE"
+
+
+def test_min_pairs_is_bounded() -> None:
+    with pytest.raises(InvalidConfig) as caught:
+        validate({"type": "comparator", "baseline": "b", "min_pairs": 1_000_000})
+    assert caught.value.field == "config.min_pairs"
+    assert validate({"type": "comparator", "baseline": "b", "min_pairs": 16})["min_pairs"] == 16

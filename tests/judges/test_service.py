@@ -260,6 +260,13 @@ async def test_a_huge_stream_before_the_final_event_is_still_read(judge_service,
     assert answer.ok, answer.error
 
 
+async def test_a_stream_over_the_cap_keeps_its_tail_where_the_answer_is(judge_service, fake_judges):
+    service = judge_service("qwen")
+    fake_judges.scenario({"huge": 10_000_000, "stdout": answer_stdout("qwen", ANSWER)})
+    answer = await service.ask(ask())
+    assert answer.ok, answer.error
+
+
 async def test_output_beyond_the_cap_is_a_parse_error_that_says_it_was_cut(judge_service, fake_judges):
     service = judge_service("claude-code")
     fake_judges.scenario({"huge": 10_000_000, "stdout": answer_stdout("claude-code", ANSWER)})

@@ -35,6 +35,10 @@ DEFAULT_CONTRACT = "the producer and consumer must be compatible"
 _COMMON_KEYS = ("type", "source")
 
 
+MAX_COMPARATOR_PAIRS = 16
+"""Each pair is two judge calls of up to the judge timeout: an unbounded min_pairs is an unbounded bill."""
+
+
 @dataclass(frozen=True)
 class FieldSpec:
     """One configuration key of an evaluator type.
@@ -294,7 +298,13 @@ SPECS: dict[str, EvaluatorSpec] = {
                 ),
                 FieldSpec("baseline", "string", "The baseline output inline, instead of baseline_path."),
                 FieldSpec("auto_promote", "boolean", "Promote the output to baseline when it wins.", default=False),
-                FieldSpec("min_pairs", "integer", "Blind comparisons to run; values below 1 count as 1.", default=1),
+                FieldSpec(
+                    "min_pairs",
+                    "integer",
+                    "Blind comparisons to run (each judged in both orders); values below 1 count as 1; at most 16.",
+                    default=1,
+                    maximum=MAX_COMPARATOR_PAIRS,
+                ),
                 _MODEL,
                 _SOURCE,
             ),

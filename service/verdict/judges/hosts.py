@@ -122,6 +122,8 @@ class CliHost:
     binary: str
     structured_output: bool
     prompt_on_stdin: bool
+    answer_at_end: bool = False
+    """The CLI streams events and puts the answer last, so an output over the cap keeps its tail."""
     kind: Literal["cli"] = "cli"
 
     def invocation(
@@ -246,11 +248,11 @@ _BUILDERS = {
 
 CLI_HOSTS: Mapping[str, CliHost] = {
     "claude-code": CliHost("claude-code", "claude", structured_output=True, prompt_on_stdin=True),
-    "codex": CliHost("codex", "codex", structured_output=False, prompt_on_stdin=True),
+    "codex": CliHost("codex", "codex", structured_output=False, prompt_on_stdin=True, answer_at_end=True),
     "gemini": CliHost("gemini", "gemini", structured_output=False, prompt_on_stdin=True),
-    "qwen": CliHost("qwen", "qwen", structured_output=True, prompt_on_stdin=True),
-    "kimi-code": CliHost("kimi-code", "kimi", structured_output=False, prompt_on_stdin=False),
-    "omp": CliHost("omp", "omp", structured_output=False, prompt_on_stdin=False),
+    "qwen": CliHost("qwen", "qwen", structured_output=True, prompt_on_stdin=True, answer_at_end=True),
+    "kimi-code": CliHost("kimi-code", "kimi", structured_output=False, prompt_on_stdin=False, answer_at_end=True),
+    "omp": CliHost("omp", "omp", structured_output=False, prompt_on_stdin=False, answer_at_end=True),
 }
 """The hosts with a blocking JSON mode, by the reference's registered names."""
 

@@ -452,6 +452,7 @@ class JudgeService:
                 stdin=invocation.stdin,
                 cwd=str(work),
                 max_output_bytes=MAX_JUDGE_OUTPUT_BYTES,
+                keep_tail=host.answer_at_end,
             )
             try:
                 completed = await self.runner.run(command)
