@@ -110,6 +110,14 @@ def test_kimi_and_omp_take_the_prompt_as_an_argument_and_get_no_stdin():
     assert omp.stdin is None
 
 
+def test_an_argument_prompt_never_starts_like_a_flag():
+    for host in ("kimi-code", "omp"):
+        argv = invocation(host, "- is the output complete?").argv
+        prompt = argv[argv.index("-p") + 1]
+        assert not prompt.startswith("-")
+        assert prompt.strip() == "- is the output complete?"
+
+
 def test_a_large_prompt_is_measured_so_argv_hosts_can_refuse_it_before_exec():
     big = "x" * MAX_ARGUMENT_BYTES
     assert invocation("kimi-code", big).largest_argument >= MAX_ARGUMENT_BYTES

@@ -229,12 +229,20 @@ def _qwen(host: CliHost, prompt: str, model: str, schema: Mapping[str, Any] | No
     return Invocation(tuple(argv), {"QWEN_CODE_SUPPRESS_YOLO_WARNING": "1"}, prompt.encode())
 
 
+def _argument_prompt(prompt: str) -> str:
+    """A prompt passed as an argument must not start with `-`, or the CLI's option parser may read it as a flag (a
+    Markdown bullet would). A leading newline changes nothing for the model."""
+    return f"\n{prompt}" if prompt.startswith("-") else prompt
+
+
 def _kimi(host: CliHost, prompt: str, model: str, schema: Mapping[str, Any] | None, as_root: bool) -> Invocation:
-    return Invocation((host.binary, "--output-format", "stream-json", *_model_args("--model", model), "-p", prompt))
+    model_args = _model_args("--model", model)
+    return Invocation((host.binary, "--output-format", "stream-json", *model_args, "-p", _argument_prompt(prompt)))
 
 
 def _omp(host: CliHost, prompt: str, model: str, schema: Mapping[str, Any] | None, as_root: bool) -> Invocation:
-    return Invocation((host.binary, "--mode", "json", "--no-session", "-p", prompt, *_model_args("--model", model)))
+    model_args = _model_args("--model", model)
+    return Invocation((host.binary, "--mode", "json", "--no-session", "-p", _argument_prompt(prompt), *model_args))
 
 
 _BUILDERS = {
