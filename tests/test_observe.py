@@ -4,6 +4,7 @@ passed, client cancelled) and the messages a streaming handler writes through it
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -15,7 +16,7 @@ from grpc_health.v1._async import HealthServicer
 from prometheus_client import CollectorRegistry
 
 from verdict.metrics import Metrics
-from verdict.observe import MetricsInterceptor
+from verdict.observe import CallContextFilter, MetricsInterceptor
 
 SLOW = {"grpc_type": "unary", "grpc_service": "test.Slow", "grpc_method": "Wait"}
 WATCH = {"grpc_type": "server_stream", "grpc_service": "grpc.health.v1.Health", "grpc_method": "Watch"}
@@ -92,3 +93,36 @@ async def test_health_watch_counts_every_message_it_sends(observed: Observed) ->
     assert observed.sample("grpc_server_started_total", WATCH) == 1
     assert observed.sample("grpc_server_msg_received_total", WATCH) == 1
     assert observed.sample("grpc_server_msg_sent_total", WATCH) == 2
+
+
+async def _log_and_echo(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
+    logging.getLogger("verdict.test").warning("inside the call")
+    return request
+
+
+async def test_log_records_carry_the_call_method_request_id_and_deadline(caplog: pytest.LogCaptureFixture) -> None:
+    server = grpc.aio.server(interceptors=[MetricsInterceptor(Metrics(CollectorRegistry()))])
+    server.add_generic_rpc_handlers(
+        (
+            grpc.method_handlers_generic_handler(
+                "test.Log", {"Echo": grpc.unary_unary_rpc_method_handler(_log_and_echo)}
+            ),
+        )
+    )
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    caplog.handler.addFilter(CallContextFilter())
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            echo = channel.unary_unary("/test.Log/Echo")
+            await echo(b"x", timeout=30, metadata=(("x-request-id", "req-42"),))
+    finally:
+        await server.stop(0)
+    inside = [r for r in caplog.records if r.getMessage() == "inside the call"]
+    assert len(inside) == 1
+    call = inside[0].call  # type: ignore[attr-defined]
+    assert call.startswith("Echo request_id=req-42 deadline=")
+    assert call.endswith("s")
+    outside = logging.LogRecord("x", logging.INFO, __file__, 1, "outside", None, None)
+    assert CallContextFilter().filter(outside)
+    assert outside.call == "-"  # type: ignore[attr-defined]

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from verdict.config import Config, config_keys, load_config
 from verdict.errors import ConfigError, VerdictError
+from verdict.observe import CallContextFilter
 
 if TYPE_CHECKING:
     from verdict.server import Components
@@ -162,9 +163,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ConfigError as error:
             print(f"verdict: invalid configuration: {error}", file=sys.stderr)
             return EXIT_ERROR
-        logging.basicConfig(
-            level=config.log_level, format="%(asctime)s %(levelname)s %(name)s %(message)s", stream=sys.stderr
-        )
+        handler = logging.StreamHandler(sys.stderr)
+        handler.addFilter(CallContextFilter())
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s [%(call)s] %(message)s"))
+        logging.basicConfig(level=config.log_level, handlers=[handler])
         from verdict.server import serve
 
         try:

@@ -21,7 +21,7 @@ import grpc.aio
 
 from verdict.metrics import GRPC_CODE_LABELS, Metrics, grpc_code_label
 
-__all__ = ["CallContext", "MetricsInterceptor", "current_call"]
+__all__ = ["CallContext", "CallContextFilter", "MetricsInterceptor", "current_call"]
 
 log = logging.getLogger("verdict.rpc")
 
@@ -36,6 +36,21 @@ class CallContext:
 
 
 current_call: contextvars.ContextVar[CallContext | None] = contextvars.ContextVar("verdict_call", default=None)
+
+
+class CallContextFilter(logging.Filter):
+    """Adds `%(call)s` to every log record: the RPC method, the caller's x-request-id and the deadline it gave, so a
+    warning from a judge or a parse can be traced to the call that caused it. Outside a call it is `-`."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        call = current_call.get()
+        if call is None:
+            record.call = "-"
+        else:
+            deadline = "none" if call.deadline_seconds is None else f"{call.deadline_seconds:.1f}s"
+            record.call = f"{call.method} request_id={call.request_id or '-'} deadline={deadline}"
+        return True
+
 
 _TYPES = {
     (False, False): "unary",
