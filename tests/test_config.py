@@ -117,6 +117,8 @@ async def test_the_largest_accepted_values_build_a_server() -> None:
             "max_connection_age_grace_seconds": "2147483.647",
         }
     )
-    app, _ = await build_server(config, registry=CollectorRegistry())
+    app, port = await build_server(config, registry=CollectorRegistry())
+    assert port > 0
     await app.start()
     await app.stop(grace=0)
+    assert app.runner.live_process_groups == frozenset()
