@@ -51,7 +51,8 @@ log = logging.getLogger("verdict.server")
 READINESS_SERVICES = ("", SERVICE_NAME)
 """Health names that mean "send me traffic": NOT_SERVING until started and again from the first moment of shutdown."""
 LIVENESS_SERVICE = "liveness"
-"""Health name for the liveness probe: SERVING while the event loop answers. Never tied to dependencies, because a
+"""Health name for the liveness probe: SERVING while the event loop answers, draining included (a liveness failure
+mid-drain would get the container killed before its in-flight calls finish). Never tied to dependencies, because a
 restart does not fix a missing judge CLI."""
 
 
@@ -116,7 +117,8 @@ class App:
         self._stopping = True
         grace = self.config.grace_period_seconds if grace is None else grace
         try:
-            await self.health.enter_graceful_shutdown()
+            for name in READINESS_SERVICES:
+                await self.health.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
             log.info("draining: up to %.1fs for in-flight calls", grace)
             await self.server.stop(grace)
             await self.components.aclose()
