@@ -58,6 +58,7 @@ def test_list_values_from_env_and_file(tmp_path: Path) -> None:
         ({"VERDICT_GRPC_ADDRESS": "50051"}, "grpc_address", "host:port"),
         ({"VERDICT_LOG_LEVEL": "LOUD"}, "log_level", "one of"),
         ({"VERDICT_JUDGE_TIMEOUT_SECONDS": "3600"}, "judge_timeout_seconds", "at most 1800"),
+        ({"VERDICT_SECOND_OPINION_TIMEOUT_SECONDS": "18000"}, "second_opinion_timeout_seconds", "at most 1800"),
         ({"VERDICT_WORKSPACE_ROOT": "relative/dir"}, "workspace_root", "absolute"),
         # Values that passed validation and then crashed the server as it was built (or broke it silently):
         ({"VERDICT_GRACE_PERIOD_SECONDS": "nan"}, "grace_period_seconds", "finite"),

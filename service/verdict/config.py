@@ -160,11 +160,9 @@ class Config:
             address = getattr(self, name)
             if address or name == "grpc_address":
                 _check_address(name, address)
-        if self.judge_timeout_seconds > JUDGE_TIMEOUT_CEILING_SECONDS:
-            raise ConfigError(
-                "judge_timeout_seconds",
-                f"must be at most {JUDGE_TIMEOUT_CEILING_SECONDS:.0f}, got {self.judge_timeout_seconds}",
-            )
+        for key in ("judge_timeout_seconds", "second_opinion_timeout_seconds"):
+            if getattr(self, key) > JUDGE_TIMEOUT_CEILING_SECONDS:
+                raise ConfigError(key, f"must be at most {JUDGE_TIMEOUT_CEILING_SECONDS:.0f}, got {getattr(self, key)}")
         if self.workspace_root and not Path(self.workspace_root).is_absolute():
             raise ConfigError("workspace_root", f"must be an absolute path, got {self.workspace_root!r}")
 

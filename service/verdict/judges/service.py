@@ -35,7 +35,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from verdict.config import Config
+from verdict.config import JUDGE_TIMEOUT_CEILING_SECONDS, Config
 from verdict.errors import DeadlineTooShort, FailedPrecondition, InvalidConfig, VerdictError
 from verdict.judges import chat
 from verdict.judges.envelopes import EnvelopeError, JudgeReply, loads, read_chat_completion, read_envelope
@@ -128,7 +128,8 @@ class JudgeRequest:
 
     `schema` is the JSON schema of the answer: enforced by hosts that can (claude, qwen), spelled out in the prompt
     for the others. `system` goes in a system message on HTTP hosts and before the prompt on CLIs. `timeout`
-    defaults to judge_timeout_seconds; `deadline` (time.monotonic()) caps it. `host` defaults to the judge host.
+    defaults to judge_timeout_seconds and is at most JUDGE_TIMEOUT_CEILING_SECONDS; `deadline` (time.monotonic())
+    caps it. `host` defaults to the judge host.
     """
 
     prompt: str
@@ -349,6 +350,8 @@ class JudgeService:
                 reason="NO_JUDGE_HOST",
             )
         timeout = request.timeout if request.timeout is not None else self.config.judge_timeout_seconds
+        # second_opinion_timeout_seconds has no ceiling of its own: no judge call may run past the reference's 1800 s
+        timeout = min(timeout, JUDGE_TIMEOUT_CEILING_SECONDS)
         calls = self.metrics.judge_calls
         try:
             self._model(host, request)
