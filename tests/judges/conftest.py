@@ -3,19 +3,24 @@ judge process outlives a test."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
 import signal
 import stat
 import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import grpc
+import grpc.aio
 import pytest
+from google.protobuf import json_format
 from prometheus_client import CollectorRegistry
 
 from verdict.config import Config
@@ -23,6 +28,8 @@ from verdict.judges import JudgeService
 from verdict.judges.hosts import CLI_HOSTS
 from verdict.metrics import Metrics
 from verdict.runner import Runner
+from verdict.server import build_server
+from verdict.v1 import verdict_pb2, verdict_pb2_grpc
 
 HERE = Path(__file__).parent
 FAKE_JUDGE = HERE / "fake_judge.py"
@@ -279,3 +286,63 @@ def chat_server() -> Iterator[ChatServer]:
     server = ChatServer()
     yield server
     server.close()
+
+
+# --- A real server with the fake judge, for the end-to-end judge tests ----------------------------------------------
+
+RPC_OUTPUT = "running 12 checks\nAll 42 tests passed\n"
+RPC_YES = {"verdict": "yes", "confidence": 0.9, "reason": "the summary says so", "evidence": "All 42 tests passed"}
+
+
+@pytest.fixture
+def homes_under_scratch(monkeypatch: pytest.MonkeyPatch, scratch: Path) -> None:
+    """The server makes judge HOMEs in the temp dir; put them under this test's scratch so leftovers are found."""
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+
+
+@pytest.fixture
+def serve(fake_judges: FakeJudges, homes_under_scratch: None) -> Callable[..., Any]:
+    """`async with serve(host="claude-code", registry=None, **config) as stub:` a started server whose judge is the
+    fake CLI; on exit it asserts no judge process group is left."""
+
+    @contextlib.asynccontextmanager
+    async def serving(
+        host: str = "claude-code", registry: CollectorRegistry | None = None, **overrides: Any
+    ) -> AsyncIterator[Any]:
+        if host in CLI_HOSTS:
+            fake_judges.install(CLI_HOSTS[host].binary)
+        values: dict[str, Any] = {
+            "grpc_address": "127.0.0.1:0",
+            "metrics_address": "",
+            "judge_host": host,
+            **overrides,
+        }
+        app, port = await build_server(
+            Config(**values),
+            registry=CollectorRegistry() if registry is None else registry,
+            env={"PATH": fake_judges.path},
+        )
+        await app.start()
+        channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+        try:
+            yield verdict_pb2_grpc.VerdictServiceStub(channel)
+            for _ in range(500):
+                if not app.runner.live_process_groups:
+                    break
+                await asyncio.sleep(0.01)
+            assert app.runner.live_process_groups == frozenset()
+        finally:
+            await channel.close()
+            await app.stop(grace=1)
+
+    return serving
+
+
+def llm_request(output: str = RPC_OUTPUT, **config: Any) -> verdict_pb2.EvaluateRequest:
+    return verdict_pb2.EvaluateRequest(
+        config=verdict_pb2.EvaluatorConfig(llm_structured=verdict_pb2.LlmStructuredConfig(**config)), output=output
+    )
+
+
+def details(response: verdict_pb2.EvaluateResponse) -> dict[str, Any]:
+    return json_format.MessageToDict(response.details)

@@ -5,68 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-import tempfile
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
-from typing import Any
 
 import grpc
 import grpc.aio
 import pytest
-from google.protobuf import json_format
-from prometheus_client import CollectorRegistry
 
-from tests.judges.conftest import answer_stdout, chat_body, envelope
-from verdict.config import Config
-from verdict.server import build_server
-from verdict.v1 import verdict_pb2, verdict_pb2_grpc
+from tests.judges.conftest import RPC_OUTPUT, RPC_YES, answer_stdout, chat_body, details, envelope, llm_request
+from verdict.v1 import verdict_pb2
 
-OUTPUT = "running 12 checks\nAll 42 tests passed\n"
-YES = {"verdict": "yes", "confidence": 0.9, "reason": "the summary says so", "evidence": "All 42 tests passed"}
-
-
-@pytest.fixture(autouse=True)
-def homes_under_scratch(monkeypatch, scratch):
-    """The server makes judge HOMEs in the temp dir; put them under this test's scratch so leftovers are found."""
-    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
-
-
-@pytest.fixture
-def serve(fake_judges) -> Callable[..., Any]:
-    @asynccontextmanager
-    async def serving(**overrides: Any) -> AsyncIterator[verdict_pb2_grpc.VerdictServiceStub]:
-        fake_judges.install("claude")
-        values: dict[str, Any] = {
-            "grpc_address": "127.0.0.1:0",
-            "metrics_address": "",
-            "judge_host": "claude-code",
-            **overrides,
-        }
-        app, port = await build_server(Config(**values), registry=CollectorRegistry(), env={"PATH": fake_judges.path})
-        await app.start()
-        channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
-        try:
-            yield verdict_pb2_grpc.VerdictServiceStub(channel)
-            for _ in range(500):
-                if not app.runner.live_process_groups:
-                    break
-                await asyncio.sleep(0.01)
-            assert app.runner.live_process_groups == frozenset()
-        finally:
-            await channel.close()
-            await app.stop(grace=1)
-
-    return serving
-
-
-def llm_request(output: str = OUTPUT, **config: Any) -> verdict_pb2.EvaluateRequest:
-    return verdict_pb2.EvaluateRequest(
-        config=verdict_pb2.EvaluatorConfig(llm_structured=verdict_pb2.LlmStructuredConfig(**config)), output=output
-    )
-
-
-def details(response: verdict_pb2.EvaluateResponse) -> dict[str, Any]:
-    return json_format.MessageToDict(response.details)
+OUTPUT = RPC_OUTPUT
+YES = RPC_YES
+pytestmark = pytest.mark.usefixtures("homes_under_scratch")
 
 
 async def test_llm_structured_through_the_rpc(serve, fake_judges):

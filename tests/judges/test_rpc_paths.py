@@ -1,4 +1,4 @@
-"""Issue 4 audit: every judge path end to end through the gRPC server, with the fake judge CLI.
+"""Every judge path end to end through the gRPC server, with the fake judge CLI.
 
 tests/judges/ proves each path at the JudgeService or evaluator level, and a handful through the RPC. Here each
 host's recorded envelope and each failure mode of the fake judge (slow, hanging, crashing, empty, garbage, JSONL,
@@ -9,88 +9,32 @@ opinion staying off unless configured, and the judge metrics the server exports.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import tempfile
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import grpc
 import grpc.aio
 import pytest
-from google.protobuf import json_format
 from prometheus_client import CollectorRegistry
 
-from tests.judges import conftest as judges
-from tests.judges.conftest import FakeJudges, answer_stdout, chat_body, envelope
-from verdict.config import JUDGE_TIMEOUT_CEILING_SECONDS, Config
+from tests.judges.conftest import (
+    RPC_OUTPUT,
+    RPC_YES,
+    answer_stdout,
+    chat_body,
+    details,
+    envelope,
+    llm_request,
+)
+from verdict.config import JUDGE_TIMEOUT_CEILING_SECONDS
 from verdict.judges.hosts import CLI_HOSTS
 from verdict.judges.service import MAX_JUDGE_OUTPUT_BYTES
-from verdict.server import build_server
-from verdict.v1 import verdict_pb2, verdict_pb2_grpc
+from verdict.v1 import verdict_pb2
 
-# The judge tests' fixtures: the fake judge on a private PATH, per-test scratch, the no-leftover-process check.
-fake_judges = judges.fake_judges
-scratch = judges.scratch
-no_leftover_processes = judges.no_leftover_processes
-chat_server = judges.chat_server
-
-OUTPUT = "running 12 checks\nAll 42 tests passed\n"
-YES = {"verdict": "yes", "confidence": 0.9, "reason": "the summary says so", "evidence": "All 42 tests passed"}
+OUTPUT = RPC_OUTPUT
+YES = RPC_YES
 HOSTS = sorted(CLI_HOSTS)
-
-
-@pytest.fixture(autouse=True)
-def homes_under_scratch(monkeypatch: pytest.MonkeyPatch, scratch: Path) -> None:
-    """Judge HOMEs go in the temp dir; put them under this test's scratch so the leftover check sees them."""
-    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
-
-
-@pytest.fixture
-def serve(fake_judges: FakeJudges) -> Callable[..., Any]:
-    @asynccontextmanager
-    async def serving(
-        host: str = "claude-code", registry: CollectorRegistry | None = None, **overrides: Any
-    ) -> AsyncIterator[Any]:
-        if host in CLI_HOSTS:
-            fake_judges.install(CLI_HOSTS[host].binary)
-        values: dict[str, Any] = {
-            "grpc_address": "127.0.0.1:0",
-            "metrics_address": "",
-            "judge_host": host,
-            **overrides,
-        }
-        app, port = await build_server(
-            Config(**values),
-            registry=CollectorRegistry() if registry is None else registry,
-            env={"PATH": fake_judges.path},
-        )
-        await app.start()
-        channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
-        try:
-            yield verdict_pb2_grpc.VerdictServiceStub(channel)
-            for _ in range(500):
-                if not app.runner.live_process_groups:
-                    break
-                await asyncio.sleep(0.01)
-            assert app.runner.live_process_groups == frozenset()
-        finally:
-            await channel.close()
-            await app.stop(grace=1)
-
-    return serving
-
-
-def llm_request(output: str = OUTPUT, **config: Any) -> verdict_pb2.EvaluateRequest:
-    return verdict_pb2.EvaluateRequest(
-        config=verdict_pb2.EvaluatorConfig(llm_structured=verdict_pb2.LlmStructuredConfig(**config)), output=output
-    )
-
-
-def details(response: verdict_pb2.EvaluateResponse) -> dict[str, Any]:
-    return json_format.MessageToDict(response.details)
+pytestmark = pytest.mark.usefixtures("homes_under_scratch")
 
 
 # Every host's recorded success envelope, through the RPC (the reference's parser failed codex, gemini, kimi, omp).
