@@ -30,13 +30,13 @@ import grpc
 import grpc.aio
 import prometheus_client
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 from prometheus_client import CollectorRegistry
 
 from verdict.config import Config
 from verdict.errors import ConfigError
 from verdict.evaluators import Evaluations
+from verdict.health import Health
 from verdict.judges import build_judges
 from verdict.metrics import Metrics
 from verdict.observe import MetricsInterceptor
@@ -86,7 +86,7 @@ class App:
     config: Config
     server: grpc.aio.Server
     port: int
-    health: HealthServicer
+    health: Health
     metrics: Metrics
     components: Components
     _stopping: bool = False
@@ -117,8 +117,7 @@ class App:
         self._stopping = True
         grace = self.config.grace_period_seconds if grace is None else grace
         try:
-            for name in READINESS_SERVICES:
-                await self.health.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
+            await self.health.drain(READINESS_SERVICES)
             log.info("draining: up to %.1fs for in-flight calls", grace)
             await self.server.stop(grace)
             await self.components.aclose()
@@ -185,10 +184,8 @@ async def build_server(
     components = build_components(config, metrics, env if env is not None else os.environ)
     servicer = VerdictServicer(components.verifier, components.evaluations, max_response_bytes=config.max_message_bytes)
     server.add_generic_rpc_handlers((method_handlers(servicer),))
-    health = HealthServicer()
-    for name in READINESS_SERVICES:
-        await health.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
-    await health.set(LIVENESS_SERVICE, health_pb2.HealthCheckResponse.SERVING)
+    not_serving, serving = health_pb2.HealthCheckResponse.NOT_SERVING, health_pb2.HealthCheckResponse.SERVING
+    health = Health({**dict.fromkeys(READINESS_SERVICES, not_serving), LIVENESS_SERVICE: serving})
     health_pb2_grpc.add_HealthServicer_to_server(health, server)
     served = [SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name]
     if config.reflection:

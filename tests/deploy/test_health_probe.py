@@ -64,7 +64,7 @@ async def test_readiness_fails_until_ready_then_passes(started: tuple[App, int])
 async def test_readiness_fails_again_once_shutdown_starts(started: tuple[App, int]) -> None:
     app, port = started
     await app.mark_ready()
-    await app.health.enter_graceful_shutdown()
+    await app.health.drain(READINESS_SERVICES)
     status, output = await probe(port, READINESS_SERVICES[-1])
     assert (status, output) == (1, f"{READINESS_SERVICES[-1]}: NOT_SERVING\n")
 

@@ -331,3 +331,24 @@ async def test_a_response_over_the_send_limit_is_a_rich_resource_exhausted(monke
         assert sample("grpc_server_handled_total", {**labels, "grpc_code": "ResourceExhausted"}) == 1
         assert sample("grpc_server_handled_total", {**labels, "grpc_code": "OK"}) == 0
         assert sample("grpc_server_msg_sent_total", labels) == 0
+
+
+async def test_open_health_watches_end_at_shutdown_instead_of_holding_the_drain() -> None:
+    """A client with health checking on keeps a Watch open; the drain must not wait the grace period for it."""
+    async with serving(make_config()) as running:
+        health = health_pb2_grpc.HealthStub(running.channel)
+        watches = [health.Watch(health_pb2.HealthCheckRequest(service=name)) for name in ("", SERVICE, "liveness")]
+        for watch in watches:
+            assert (await watch.read()).status == SERVING
+        await asyncio.wait_for(running.app.stop(grace=600), timeout=30)
+        assert (await watches[0].read()).status == NOT_SERVING
+        assert (await watches[1].read()).status == NOT_SERVING
+        for watch in watches:
+            assert await watch.read() is grpc.aio.EOF
+            assert await watch.code() == grpc.StatusCode.OK
+
+
+async def test_watch_of_an_unknown_name_is_service_unknown(running: Running) -> None:
+    watch = health_pb2_grpc.HealthStub(running.channel).Watch(health_pb2.HealthCheckRequest(service="nope"))
+    assert (await watch.read()).status == health_pb2.HealthCheckResponse.SERVICE_UNKNOWN
+    watch.cancel()
