@@ -8,23 +8,11 @@ import pytest
 
 from tests.evaluators.cases import CASES, Case, details_match
 from verdict import patterns
-from verdict.evaluators import deterministic, stall
+from verdict.evaluators import deterministic
 from verdict.evaluators.catalogue import SPECS, validate
+from verdict.evaluators.dispatch import PURE_EVALUATORS
 from verdict.evaluators.interpolation import InterpolationError, Namespaces, interpolate
 from verdict.evaluators.model import Judgement, Step
-
-_PURE = {
-    "exit_code": deterministic.exit_code,
-    "output_numeric": deterministic.output_numeric,
-    "output_json": deterministic.output_json,
-    "convergence": deterministic.convergence,
-    "classify": deterministic.classify,
-    "mcp_result": deterministic.mcp_result,
-    "harbor_scorer": deterministic.harbor_scorer,
-    "action_stall": stall.action_stall,
-    "score_stall": stall.score_stall,
-    "open_question_stall": stall.open_question_stall,
-}
 
 
 async def judge(case: Case) -> Judgement:
@@ -43,7 +31,7 @@ async def judge(case: Case) -> Judgement:
     if kind == "output_contains":
         matched = await patterns.search(settings["pattern"], output, timeout=5)
         return deterministic.output_contains(step, matched=matched)
-    return _PURE[kind](step)
+    return PURE_EVALUATORS[kind](step)
 
 
 PURE_CASES = [case for case in CASES if case.config["type"] != "diff_stall" and not case.dispatcher_only]

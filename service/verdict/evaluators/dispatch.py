@@ -37,13 +37,14 @@ from verdict.metrics import Metrics
 from verdict.runner import Runner
 from verdict.workspace import find_repository, resolve_inside
 
-__all__ = ["MAX_DETAIL_DEPTH", "Evaluations", "jsonable"]
+__all__ = ["MAX_DETAIL_DEPTH", "PURE_EVALUATORS", "Evaluations", "jsonable"]
 
 MAX_DETAIL_DEPTH = 16
 """Containers below this depth in details are sent as their JSON text: clients' protobuf decoders refuse messages
 nested past 100 levels, and each level of a Struct costs about three (a JSON object nested 33 deep is undecodable)."""
 
-_PURE: dict[str, Callable[[Step], Judgement]] = {
+PURE_EVALUATORS: dict[str, Callable[[Step], Judgement]] = {
+    # Every type whose algorithm is a pure function of one step; diff_stall and the judges go outside.
     "exit_code": deterministic.exit_code,
     "output_numeric": deterministic.output_numeric,
     "output_json": deterministic.output_json,
@@ -127,8 +128,8 @@ class Evaluations:
         if spec.stateful:
             key = state.identity(spec.type, _IDENTITY[spec.type](settings))
             step = replace(step, state=state.decode(request.state, spec.type, key))
-            return _result(spec.type, key, _PURE[spec.type](step))
-        return _result(spec.type, "", _PURE[spec.type](step))
+            return _result(spec.type, key, PURE_EVALUATORS[spec.type](step))
+        return _result(spec.type, "", PURE_EVALUATORS[spec.type](step))
 
     async def _judge(
         self, spec: EvaluatorSpec, settings: dict[str, Any], request: EvaluationInput, deadline: float | None
