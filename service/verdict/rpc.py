@@ -15,7 +15,7 @@ import functools
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -28,6 +28,7 @@ from grpc_status import rpc_status
 
 from verdict.errors import ERROR_DOMAIN, InvalidArgument, InvalidConfig, ResourceExhausted, VerdictError
 from verdict.evaluators import EvaluationInput, EvaluationResult, Evaluations, EvaluatorSpec, load_evaluate_block
+from verdict.evaluators.dispatch import jsonable
 from verdict.v1 import verdict_pb2
 from verdict.verify.model import BlockCheck, Verdict, Verification, VerifyInput
 from verdict.verify.verifier import Verifier
@@ -348,20 +349,8 @@ def plain(value: Any) -> Any:
 
 def evaluation_to_proto(result: EvaluationResult) -> verdict_pb2.EvaluateResponse:
     response = verdict_pb2.EvaluateResponse(verdict=result.verdict, state=result.state)
-    response.details.update(_json_safe(result.details))
+    response.details.update(result.details)  # Evaluations.evaluate already made them jsonable
     return response
-
-
-def _json_safe(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(key): _json_safe(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_safe(item) for item in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if value is None or isinstance(value, str | bool | int | float):
-        return value
-    return str(value)
 
 
 # --- ListEvaluators ------------------------------------------------------------------------------------------------
@@ -392,5 +381,5 @@ def _catalogue_response(specs: tuple[EvaluatorSpec, ...]) -> verdict_pb2.ListEva
 
 def _value(python_value: Any) -> struct_pb2.Value:
     value = struct_pb2.Value()
-    json_format.ParseDict(_json_safe(python_value), value)
+    json_format.ParseDict(jsonable(python_value), value)
     return value

@@ -223,7 +223,7 @@ def jsonable(value: Any, depth: int = 0) -> Any:
 
     NaN and infinities (Python's float parse accepts "nan", "inf") become the strings "nan", "inf", "-inf"; an
     integer too large for a double (past about 1e308; a Struct number is a double) becomes its decimal string; a
-    container nested MAX_DETAIL_DEPTH deep becomes its compact JSON text.
+    container nested MAX_DETAIL_DEPTH deep becomes its compact JSON text; any other object becomes its str().
     """
     if isinstance(value, float) and not math.isfinite(value):
         return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
@@ -239,7 +239,9 @@ def jsonable(value: Any, depth: int = 0) -> Any:
         return {str(key): jsonable(item, depth + 1) for key, item in value.items()}
     if isinstance(value, list | tuple):
         return [jsonable(item, depth + 1) for item in value]
-    return value
+    if value is None or isinstance(value, str | bool | float):
+        return value
+    return str(value)
 
 
 def _json_text(value: Any) -> str:
