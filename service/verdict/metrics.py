@@ -110,7 +110,8 @@ class Metrics:
         )
         self.subprocess_runs = Counter(
             "verdict_subprocess_runs_total",
-            "Child processes run, by tool and outcome (ok, nonzero, signalled, timeout, cancelled, missing).",
+            "Child processes run, by tool and outcome (ok, nonzero, signalled, timeout, cancelled, missing, "
+            "no_resources).",
             ("tool", "outcome"),
             registry=registry,
         )
@@ -175,6 +176,15 @@ class Metrics:
             ("host", "model", "kind"),
             registry=registry,
         )
+        self.resource_exhaustion = Counter(
+            "verdict_resource_exhaustion_total",
+            "Calls refused with UNAVAILABLE because the server ran out of a resource (file_descriptors, memory, "
+            "processes).",
+            ("resource",),
+            registry=registry,
+        )
+        for resource in ("file_descriptors", "memory", "processes"):
+            self.resource_exhaustion.labels(resource=resource)
         self.judges_waiting = Gauge("verdict_judges_waiting", "Judge calls queued for a free slot.", registry=registry)
         self.build_info = Gauge(
             "verdict_build_info",

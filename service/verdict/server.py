@@ -41,7 +41,7 @@ from verdict.judges import build_judges
 from verdict.metrics import Metrics
 from verdict.observe import MetricsInterceptor
 from verdict.rpc import SERVICE_DESCRIPTOR, SERVICE_NAME, VerdictServicer, method_handlers
-from verdict.runner import Runner, SlotLimit
+from verdict.runner import Runner, SlotLimit, become_subreaper
 from verdict.verify.verifier import Verifier
 
 __all__ = ["LIVENESS_SERVICE", "READINESS_SERVICES", "App", "build_server", "serve"]
@@ -216,6 +216,8 @@ async def serve(config: Config, *, env: Mapping[str, str] | None = None) -> int:
     import json
 
     prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
+    if not become_subreaper():
+        log.warning("cannot become a child subreaper: a judge's daemonised grandchild is reaped by init, not here")
     registry = CollectorRegistry()
     metrics_server = start_metrics_server(config, registry)
     try:
