@@ -63,8 +63,14 @@ class ServerProcess:
         return f"127.0.0.1:{self.grpc_port}"
 
 
-def start_server_process(*flags: str, env: dict[str, str] | None = None, ready_timeout: float = 30) -> ServerProcess:
-    """`python -m verdict serve` on free ports; returns once it printed its ready line."""
+def start_server_process(
+    *flags: str,
+    env: dict[str, str] | None = None,
+    ready_timeout: float = 30,
+    max_descriptors: int | None = None,
+) -> ServerProcess:
+    """`python -m verdict serve` on free ports; returns once it printed its ready line. `max_descriptors` lowers
+    the server's RLIMIT_NOFILE (for descriptor-exhaustion tests)."""
     argv = [
         sys.executable,
         "-m",
@@ -76,8 +82,20 @@ def start_server_process(*flags: str, env: dict[str, str] | None = None, ready_t
         "127.0.0.1:0",
         *flags,
     ]
+
+    def limit() -> None:
+        if max_descriptors is not None:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_NOFILE, (max_descriptors, max_descriptors))
+
     process = subprocess.Popen(
-        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env or dict(os.environ)
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env or dict(os.environ),
+        preexec_fn=limit if max_descriptors is not None else None,
     )
     assert process.stdout is not None
     deadline = time.monotonic() + ready_timeout

@@ -21,19 +21,28 @@ from typing import Any, TypeVar
 
 import grpc
 import grpc.aio
-from google.protobuf import any_pb2, json_format, message, struct_pb2
+from google.protobuf import any_pb2, duration_pb2, json_format, message, struct_pb2
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
-from verdict.errors import ERROR_DOMAIN, InvalidArgument, InvalidConfig, ResourceExhausted, VerdictError
+from verdict.errors import (
+    ERROR_DOMAIN,
+    InvalidArgument,
+    InvalidConfig,
+    ResourceExhausted,
+    Unavailable,
+    VerdictError,
+    resource_exhausted,
+)
 from verdict.evaluators import EvaluationInput, EvaluationResult, Evaluations, EvaluatorSpec, load_evaluate_block
 from verdict.evaluators.dispatch import jsonable
+from verdict.metrics import Metrics
 from verdict.v1 import verdict_pb2
 from verdict.verify.model import BlockCheck, Verdict, Verification, VerifyInput
 from verdict.verify.verifier import Verifier
 
-__all__ = ["SERVICE_NAME", "Undecodable", "VerdictServicer", "method_handlers"]
+__all__ = ["SERVICE_NAME", "Undecodable", "VerdictServicer", "method_handlers", "to_status", "undecodable"]
 
 log = logging.getLogger("verdict.rpc")
 
@@ -56,6 +65,23 @@ class Undecodable:
     field: str
     problem: str
 
+    def error(self) -> InvalidArgument:
+        """The INVALID_ARGUMENT the caller gets: it names the field, and blames the caller's bytes, not the server."""
+        return InvalidArgument(
+            f"request is not a valid {self.message_type}: {self.problem}",
+            field=self.field or "request",
+            reason="UNDECODABLE_REQUEST",
+        )
+
+
+def undecodable(descriptor: Any, data: bytes, error: Exception) -> Undecodable:
+    """What is known about bytes that `descriptor`'s message type refused to decode (`error`)."""
+    try:
+        field, problem = _diagnose(descriptor, data)
+    except Exception:  # the diagnosis is a courtesy; it must never turn a bad request into UNKNOWN
+        field, problem = "", ""
+    return Undecodable(descriptor.full_name, field, problem or str(error))
+
 
 Request = TypeVar("Request", bound=message.Message)
 Handler = Callable[[Any, Any, grpc.aio.ServicerContext[Any, Any]], Awaitable[Any]]
@@ -72,11 +98,7 @@ def _lenient_decoder(message_class: type[Request]) -> Callable[[bytes], Request 
         try:
             return message_class.FromString(data)
         except message.DecodeError as exc:
-            try:
-                field, problem = _diagnose(message_class.DESCRIPTOR, data)
-            except Exception:  # the diagnosis is a courtesy; it must never turn a bad request into UNKNOWN
-                field, problem = "", ""
-            return Undecodable(message_class.DESCRIPTOR.full_name, field, problem or str(exc))
+            return undecodable(message_class.DESCRIPTOR, data, exc)
 
     return decode
 
@@ -169,6 +191,12 @@ def to_status(error: VerdictError) -> grpc.Status:
         packed = any_pb2.Any()
         packed.Pack(error_details_pb2.BadRequest(field_violations=[violation]))
         details.append(packed)
+    if error.retry_after is not None:
+        delay = duration_pb2.Duration()
+        delay.FromNanoseconds(int(error.retry_after * 1e9))
+        packed = any_pb2.Any()
+        packed.Pack(error_details_pb2.RetryInfo(retry_delay=delay))
+        details.append(packed)
     status = status_pb2.Status(code=code, message=text, details=details)
     return rpc_status.to_status(status)
 
@@ -185,11 +213,7 @@ def _translating(handler: Handler) -> Handler:
     async def translated(self: Any, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         try:
             if isinstance(request, Undecodable):
-                raise InvalidArgument(
-                    f"request is not a valid {request.message_type}: {request.problem}",
-                    field=request.field or "request",
-                    reason="UNDECODABLE_REQUEST",
-                )
+                raise request.error()
             response = await handler(self, request, context)
             limit = self._max_response_bytes
             if limit and response.ByteSize() > limit:
@@ -204,6 +228,12 @@ def _translating(handler: Handler) -> Handler:
             await context.abort_with_status(to_status(error))
         except grpc.aio.AbortError:
             raise
+        except (OSError, MemoryError) as exc:
+            exhausted = resource_exhausted(exc, what=f"answer {handler.__name__}")
+            if exhausted is None:
+                log.exception("internal error in %s", handler.__name__)
+                await context.abort_with_status(to_status(_Internal("internal error; the server log has the details")))
+            await self._exhausted(exhausted, context)
         except Exception:
             log.exception("internal error in %s", handler.__name__)
             await context.abort_with_status(to_status(_Internal("internal error; the server log has the details")))
@@ -219,11 +249,26 @@ def _deadline(context: grpc.aio.ServicerContext[Any, Any]) -> float | None:
 class VerdictServicer:
     """Implements verdict.v1.VerdictService over the domain's Verifier and Evaluations."""
 
-    def __init__(self, verifier: Verifier, evaluations: Evaluations, *, max_response_bytes: int = 0) -> None:
+    def __init__(
+        self,
+        verifier: Verifier,
+        evaluations: Evaluations,
+        *,
+        max_response_bytes: int = 0,
+        metrics: Metrics | None = None,
+    ) -> None:
         self._verifier = verifier
         self._evaluations = evaluations
         self._max_response_bytes = max_response_bytes
+        self._metrics = metrics
         self._catalogue = _catalogue_response(evaluations.catalogue())
+
+    async def _exhausted(self, error: Unavailable, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        """Refuse a call the server has no resources for right now: UNAVAILABLE with a retry hint, counted."""
+        log.warning("%s", error.message)
+        if self._metrics is not None:
+            self._metrics.resource_exhaustion.labels(resource=error.metadata["resource"]).inc()
+        await context.abort_with_status(to_status(error))
 
     @_translating
     async def VerifyResponse(
@@ -308,6 +353,7 @@ def _check_to_proto(check: BlockCheck) -> verdict_pb2.BlockCheck:
 
 
 def evaluation_input(request: verdict_pb2.EvaluateRequest) -> EvaluationInput:
+    _refuse_non_finite(request)
     return EvaluationInput(
         config=evaluator_config(request.config),
         output=request.output,
@@ -316,6 +362,49 @@ def evaluation_input(request: verdict_pb2.EvaluateRequest) -> EvaluationInput:
         state=request.state,
         workspace=request.workspace,
     )
+
+
+def _refuse_non_finite(request: message.Message, prefix: str = "") -> None:
+    """A NaN or an infinity in any `google.protobuf.Value` of the request is INVALID_ARGUMENT naming the field.
+
+    A Value can carry them in binary, but no JSON can (protobuf's JSON mapping refuses to write them), no evaluator
+    defines a comparison with them, and left alone they surface as a serialisation failure deep in the conversion:
+    INTERNAL for a caller's typo, which pages whoever is on call.
+    """
+    for field, value in request.ListFields():
+        path = f"{prefix}{field.name}"
+        if field.message_type is None:
+            continue
+        items = value if field.is_repeated else [value]
+        for index, item in enumerate(items):
+            item_path = f"{path}.{index}" if field.is_repeated else path
+            if isinstance(item, struct_pb2.Value | struct_pb2.Struct | struct_pb2.ListValue):
+                _check_value(item, item_path)
+            elif isinstance(item, message.Message):
+                _refuse_non_finite(item, f"{item_path}.")
+
+
+def _check_value(value: struct_pb2.Value | struct_pb2.Struct | struct_pb2.ListValue, path: str) -> None:
+    """Walk one Value, Struct or ListValue (iteratively: a hostile one nests up to protobuf's limit of 100)."""
+    pending: list[tuple[Any, str]] = [(value, path)]
+    while pending:
+        item, where = pending.pop()
+        if isinstance(item, struct_pb2.Struct):
+            pending.extend((child, f"{where}.{key}") for key, child in item.fields.items())
+        elif isinstance(item, struct_pb2.ListValue):
+            pending.extend((child, f"{where}.{index}") for index, child in enumerate(item.values))
+        else:
+            kind = item.WhichOneof("kind")
+            if kind == "number_value" and not math.isfinite(item.number_value):
+                raise InvalidArgument(
+                    f"{where} is {item.number_value}: numbers in a request must be finite",
+                    field=where,
+                    reason="NON_FINITE_NUMBER",
+                )
+            if kind == "struct_value":
+                pending.append((item.struct_value, where))
+            elif kind == "list_value":
+                pending.append((item.list_value, where))
 
 
 def evaluator_config(config: verdict_pb2.EvaluatorConfig) -> dict[str, Any]:

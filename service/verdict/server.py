@@ -38,6 +38,7 @@ from verdict.errors import ConfigError
 from verdict.evaluators import Evaluations
 from verdict.health import Health
 from verdict.judges import build_judges
+from verdict.lenient import LenientDecoding
 from verdict.metrics import Metrics
 from verdict.observe import MetricsInterceptor
 from verdict.rpc import SERVICE_DESCRIPTOR, SERVICE_NAME, VerdictServicer, method_handlers
@@ -171,7 +172,7 @@ async def build_server(
     """
     metrics = Metrics(registry if registry is not None else CollectorRegistry(), model_labels=config.judge_model_labels)
     server = grpc.aio.server(
-        interceptors=[MetricsInterceptor(metrics)],
+        interceptors=[MetricsInterceptor(metrics), LenientDecoding()],
         options=_server_options(config),
         maximum_concurrent_rpcs=config.max_concurrent_rpcs or None,
     )
@@ -182,7 +183,9 @@ async def build_server(
     if port == 0:
         raise ConfigError("grpc_address", f"cannot bind {config.grpc_address} (in use, or not an address of this host)")
     components = build_components(config, metrics, env if env is not None else os.environ)
-    servicer = VerdictServicer(components.verifier, components.evaluations, max_response_bytes=config.max_message_bytes)
+    servicer = VerdictServicer(
+        components.verifier, components.evaluations, max_response_bytes=config.max_message_bytes, metrics=metrics
+    )
     server.add_generic_rpc_handlers((method_handlers(servicer),))
     not_serving, serving = health_pb2.HealthCheckResponse.NOT_SERVING, health_pb2.HealthCheckResponse.SERVING
     health = Health({**dict.fromkeys(READINESS_SERVICES, not_serving), LIVENESS_SERVICE: serving})

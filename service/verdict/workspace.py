@@ -7,22 +7,30 @@ inside the root, so `../`, an absolute path elsewhere, or a symlink pointing out
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from verdict.errors import FailedPrecondition, PermissionDenied
+from verdict.errors import FailedPrecondition, InvalidArgument, PermissionDenied
 
 __all__ = ["Repository", "find_repository", "resolve_inside"]
 
 
-def resolve_inside(root: str | Path, path: str | Path) -> Path:
+_PATH_LIMIT_ERRNOS = {errno.ENAMETOOLONG: "PATH_TOO_LONG", errno.ELOOP: "PATH_SYMLINK_LOOP"}
+"""OS refusals of the path itself (a component over 255 bytes, a path over PATH_MAX, a symlink loop): the caller
+named a path no file can have, which is their mistake and must not be the server's INTERNAL error."""
+
+
+def resolve_inside(root: str | Path, path: str | Path, *, field: str = "workspace") -> Path:
     """Resolve `path` (relative paths against `root`) with symlinks followed, and return it if it lies inside `root`.
 
-    Raises FailedPrecondition when no root is configured (an empty root would otherwise mean "anywhere"), and
-    PermissionDenied when the resolved path escapes the resolved root. The path need not exist: callers that need it
-    to report its absence themselves, as a verdict.
+    Raises FailedPrecondition when no root is configured (an empty root would otherwise mean "anywhere"),
+    PermissionDenied when the resolved path escapes the resolved root, and InvalidArgument naming `field` when the
+    operating system refuses the path itself (too long, a symlink loop). The path need not exist: callers that need
+    it to report its absence themselves, as a verdict.
     """
     if not str(root):
         raise FailedPrecondition(
@@ -32,7 +40,19 @@ def resolve_inside(root: str | Path, path: str | Path) -> Path:
     if "\0" in str(path):
         raise PermissionDenied("a path with a NUL byte names no file", metadata={"path": repr(str(path))})
     resolved_root = Path(root).resolve()
-    resolved = (resolved_root / path).resolve()
+    try:
+        resolved = (resolved_root / path).resolve()
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError, PermissionError):
+            os.lstat(resolved)  # resolve() lets a name no file can have through; a later stat would raise it
+    except (OSError, RuntimeError) as exc:
+        code = getattr(exc, "errno", None)
+        reason = _PATH_LIMIT_ERRNOS.get(code, "") if code is not None else "PATH_SYMLINK_LOOP"
+        if not reason:
+            raise
+        problem = getattr(exc, "strerror", None) or str(exc)
+        raise InvalidArgument(
+            f"{field} names a path the operating system refuses: {problem}", field=field, reason=reason
+        ) from None
     if not resolved.is_relative_to(resolved_root):
         raise PermissionDenied(
             f"{str(path)!r} resolves outside the workspace root",

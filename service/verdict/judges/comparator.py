@@ -159,7 +159,11 @@ class Comparator:
             baseline = str(config["baseline"])
         elif config.get("baseline_path"):
             baseline_file = workspace_file(
-                self.service.config.workspace_root, request.workspace, str(config["baseline_path"]), BASELINE_FILE
+                self.service.config.workspace_root,
+                request.workspace,
+                str(config["baseline_path"]),
+                BASELINE_FILE,
+                field="config.comparator.baseline_path",
             )
             try:
                 baseline = await read_text(baseline_file)

@@ -114,7 +114,9 @@ class Contract:
         if inline is not None:
             text = str(inline)
         else:
-            file = workspace_file(self.service.config.workspace_root, request.workspace, path)
+            file = workspace_file(
+                self.service.config.workspace_root, request.workspace, path, field=f"config.contract.pairs.{side}"
+            )
             try:
                 text = await read_text(file)
             except OSError as exc:

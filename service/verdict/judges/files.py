@@ -25,10 +25,11 @@ MAX_FILE_BYTES = 16 * 1024 * 1024
 """The largest baseline or contract file read."""
 
 
-def workspace_file(root: str, workspace: str, *parts: str) -> Path:
-    """The file at `workspace/parts...`, resolved inside `root`. Raises PermissionDenied or FailedPrecondition."""
+def workspace_file(root: str, workspace: str, *parts: str, field: str = "config") -> Path:
+    """The file at `workspace/parts...`, resolved inside `root`. Raises PermissionDenied or FailedPrecondition, and
+    InvalidArgument naming `workspace` or `field` (where `parts` came from) for a path the OS refuses."""
     base = resolve_inside(root, workspace or ".")
-    return resolve_inside(root, base.joinpath(*parts))
+    return resolve_inside(root, base.joinpath(*parts), field=field)
 
 
 def _regular(descriptor: int) -> os.stat_result:

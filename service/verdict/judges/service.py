@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from verdict.config import JUDGE_TIMEOUT_CEILING_SECONDS, Config
-from verdict.errors import DeadlineTooShort, FailedPrecondition, InvalidConfig, VerdictError
+from verdict.errors import DeadlineTooShort, FailedPrecondition, InvalidConfig, VerdictError, resource_exhausted
 from verdict.judges import chat
 from verdict.judges.envelopes import EnvelopeError, JudgeReply, loads, read_chat_completion, read_envelope
 from verdict.judges.hosts import CLAUDE_ONLY_MODELS, MAX_ARGUMENT_BYTES, CliHost, Host, HttpHost, select_host
@@ -328,6 +328,9 @@ class JudgeService:
         self.metrics = metrics
         self.env = dict(env)
         self.scratch_root = str(scratch_root) if scratch_root is not None else None
+        # Found now, once: tempfile probes for a usable directory by opening files in it, which fails (as "no
+        # usable temporary directory") whenever the server is out of descriptors, and every judge call would.
+        tempfile.gettempdir()
         self.slots = SlotLimit("judge", config.max_concurrent_judges, config.judge_queue_size)
         self.metrics.judges_waiting.set_function(lambda: self.slots.waiting)
         self._host = select_host(config.judge_host, self.env)
@@ -442,7 +445,14 @@ class JudgeService:
                 "command-line argument",
                 **{flag: True},
             )
-        call_dir = Path(tempfile.mkdtemp(prefix=f"verdict-judge-{host.name}-", dir=self.scratch_root))
+        try:
+            call_dir = Path(tempfile.mkdtemp(prefix=f"verdict-judge-{host.name}-", dir=self.scratch_root))
+        except OSError as exc:
+            exhausted = resource_exhausted(exc, what=f"make a private HOME for {host.binary}")
+            if exhausted is None:
+                raise
+            self.metrics.resource_exhaustion.labels(resource=exhausted.metadata["resource"]).inc()
+            raise exhausted from None
         try:
             home, work = call_dir / "home", call_dir / "work"
             home.mkdir()

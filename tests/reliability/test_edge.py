@@ -1,0 +1,214 @@
+"""One rule at the edge: caller data and judge data never become INTERNAL or UNKNOWN, and a server out of
+descriptors says UNAVAILABLE with a retry hint. Each case here was INTERNAL or UNKNOWN before."""
+
+from __future__ import annotations
+
+import math
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from google.protobuf import any_pb2, json_format, struct_pb2
+from google.rpc import error_details_pb2, status_pb2
+from grpc_health.v1 import health_pb2
+from grpc_reflection.v1alpha import reflection_pb2
+
+from tests.support import make_config, serving, start_server_process, stop_server_process
+from verdict.v1 import verdict_pb2, verdict_pb2_grpc
+
+BAD_UTF8 = b"\x0a\x02\xff\xfe"  # field 1 (a string in every request below) holding invalid UTF-8
+
+
+def _details(error: grpc.aio.AioRpcError | grpc.RpcError) -> list[Any]:
+    for key, value in error.trailing_metadata() or ():
+        if key == "grpc-status-details-bin":
+            status = status_pb2.Status.FromString(value)
+            return list(status.details)
+    return []
+
+
+def _unpack(details: list[any_pb2.Any], kind: type[Any]) -> Any:
+    for detail in details:
+        if detail.Is(kind.DESCRIPTOR):
+            message = kind()
+            detail.Unpack(message)
+            return message
+    return None
+
+
+def _field(error: grpc.aio.AioRpcError) -> str:
+    bad_request = _unpack(_details(error), error_details_pb2.BadRequest)
+    assert bad_request is not None, error
+    return str(bad_request.field_violations[0].field)
+
+
+def _with_value(config: dict[str, Any], path: str, number: float) -> verdict_pb2.EvaluateRequest:
+    request = verdict_pb2.EvaluateRequest(output="3")
+    json_format.ParseDict({"config": config}, request)
+    message: Any = request
+    *parents, last = path.split(".")
+    for name in parents:
+        message = getattr(message, name)
+    target = getattr(message, last)
+    if isinstance(target, struct_pb2.Struct):
+        target["x"] = 1
+        target.fields["x"].number_value = number
+    else:
+        target.number_value = number
+    return request
+
+
+NON_FINITE_FIELDS = [
+    ({"outputNumeric": {"operator": "eq"}}, "config.output_numeric.target"),
+    ({"outputJson": {"path": ".a", "operator": "eq"}}, "config.output_json.target"),
+    ({"convergence": {}}, "config.convergence.target"),
+    ({"convergence": {}}, "config.convergence.tolerance"),
+    ({"classify": {}}, "config.classify.line"),
+    ({"llmStructured": {"prompt": "p"}}, "config.llm_structured.schema"),
+    ({"exitCode": {}}, "context"),
+]
+
+
+@pytest.mark.parametrize("number", [math.nan, math.inf, -math.inf], ids=["nan", "inf", "-inf"])
+@pytest.mark.parametrize(("config", "path"), NON_FINITE_FIELDS, ids=[path for _, path in NON_FINITE_FIELDS])
+async def test_a_non_finite_number_is_invalid_argument_naming_the_field(
+    config: dict[str, Any], path: str, number: float
+) -> None:
+    async with serving(make_config()) as running:
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await running.stub.Evaluate(_with_value(config, path, number), timeout=10)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert _field(caught.value).startswith(path)
+
+
+@pytest.mark.parametrize(
+    "workspace", ["a" * 300, "a/" * 3000, "é" * 200], ids=["component", "path-max", "component-bytes"]
+)
+async def test_a_path_the_os_refuses_is_invalid_argument(tmp_path: Path, workspace: str) -> None:
+    request = verdict_pb2.EvaluateRequest(
+        config=verdict_pb2.EvaluatorConfig(diff_stall=verdict_pb2.DiffStallConfig()), workspace=workspace
+    )
+    async with serving(make_config(workspace_root=str(tmp_path))) as running:
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await running.stub.Evaluate(request, timeout=10)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert _field(caught.value) == "workspace"
+
+
+async def test_a_baseline_path_the_os_refuses_is_invalid_argument_naming_it(tmp_path: Path) -> None:
+    request = verdict_pb2.EvaluateRequest(
+        config=verdict_pb2.EvaluatorConfig(comparator=verdict_pb2.ComparatorConfig(baseline_path="b" * 300))
+    )
+    async with serving(make_config(workspace_root=str(tmp_path), judge_host="claude-code")) as running:
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await running.stub.Evaluate(request, timeout=10)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert _field(caught.value) == "config.comparator.baseline_path"
+
+
+@pytest.mark.parametrize("method", ["Check", "Watch"])
+async def test_the_health_service_answers_undecodable_bytes_with_invalid_argument(method: str) -> None:
+    async with serving(make_config()) as running:
+        path = f"/grpc.health.v1.Health/{method}"
+        call = running.channel.unary_unary(path) if method == "Check" else running.channel.unary_stream(path)
+
+        async def ask() -> None:
+            result = call(BAD_UTF8, timeout=10)
+            if method == "Check":
+                await result
+                return
+            async for _ in result:
+                pass
+
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await ask()
+        assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert _field(caught.value) == "service"
+        # and a good request still works afterwards
+        health = running.channel.unary_unary(
+            "/grpc.health.v1.Health/Check",
+            request_serializer=health_pb2.HealthCheckRequest.SerializeToString,
+            response_deserializer=health_pb2.HealthCheckResponse.FromString,
+        )
+        assert (await health(health_pb2.HealthCheckRequest(service=""), timeout=10)).status == 1
+
+
+async def test_reflection_answers_undecodable_bytes_with_invalid_argument() -> None:
+    async with serving(make_config()) as running:
+        call = running.channel.stream_stream(
+            "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+            response_deserializer=reflection_pb2.ServerReflectionResponse.FromString,
+        )
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            async for _ in call(iter([b"\x0a\x02\xff\xfe"]), timeout=10):
+                pass
+        assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def _open_descriptors(pid: int) -> int:
+    return len(list(Path(f"/proc/{pid}/fd").iterdir()))
+
+
+def test_descriptor_exhaustion_is_unavailable_with_a_retry_hint_never_internal(tmp_path: Path) -> None:
+    """Slow /metrics clients take every descriptor under a low RLIMIT_NOFILE: a shell check and a judge call are
+    then UNAVAILABLE with a RetryInfo (retry shortly), counted in verdict_resource_exhaustion_total."""
+    from tests.judges.conftest import FakeJudges, answer_stdout
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    judges = FakeJudges(bin_dir)
+    judges.install("claude")
+    judges.scenario({"stdout": answer_stdout("claude-code", {"verdict": "yes", "confidence": 1, "reason": "r"})})
+    probe = start_server_process("--judge-host", "claude-code", env={"PATH": judges.path, "HOME": str(tmp_path)})
+    baseline = _open_descriptors(probe.process.pid)
+    stop_server_process(probe)
+    limit = baseline + 24
+    server = start_server_process(
+        "--judge-host", "claude-code", env={"PATH": judges.path, "HOME": str(tmp_path)}, max_descriptors=limit
+    )
+    hogs: list[socket.socket] = []
+    try:
+        with grpc.insecure_channel(server.target) as channel:
+            stub = verdict_pb2_grpc.VerdictServiceStub(channel)
+            shell = verdict_pb2.VerifyResponseRequest(text="```bash\necho hi\n```\n", finish_reason="stop")
+            assert stub.VerifyResponse(shell, timeout=30).verdict == verdict_pb2.VERIFY_VERDICT_OK
+            assert server.metrics_port is not None
+            deadline = time.monotonic() + 20
+            while _open_descriptors(server.process.pid) < limit and time.monotonic() < deadline:
+                hogs.append(socket.create_connection(("127.0.0.1", server.metrics_port)))
+                time.sleep(0.01)
+            judge = verdict_pb2.EvaluateRequest(
+                config=verdict_pb2.EvaluatorConfig(llm_structured=verdict_pb2.LlmStructuredConfig(prompt="ok?")),
+                output="x",
+            )
+            for call, request in ((stub.VerifyResponse, shell), (stub.Evaluate, judge)):
+                with pytest.raises(grpc.RpcError) as caught:
+                    call(request, timeout=30)
+                error: Any = caught.value
+                assert error.code() == grpc.StatusCode.UNAVAILABLE, error.details()
+                retry = _unpack(_details(error), error_details_pb2.RetryInfo)
+                assert retry is not None
+                assert retry.retry_delay.ToNanoseconds() > 0
+            for hog in hogs:
+                hog.close()
+            hogs.clear()
+            codes = []
+            for _ in range(100):  # once the descriptors are back, the same call succeeds
+                try:
+                    verdict = stub.VerifyResponse(shell, timeout=30).verdict
+                    break
+                except grpc.RpcError as again:
+                    codes.append(again.code())  # type: ignore[attr-defined]
+                    time.sleep(0.1)
+            assert verdict == verdict_pb2.VERIFY_VERDICT_OK
+            assert set(codes) <= {grpc.StatusCode.UNAVAILABLE}
+    finally:
+        for hog in hogs:
+            hog.close()
+        stop_server_process(server)
+        if server.process.stderr is not None:
+            print(server.process.stderr.read()[-6000:])
+    assert server.process.returncode == 0
