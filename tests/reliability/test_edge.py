@@ -201,7 +201,7 @@ def test_descriptor_exhaustion_is_unavailable_with_a_retry_hint_never_internal(t
                     verdict = stub.VerifyResponse(shell, timeout=30).verdict
                     break
                 except grpc.RpcError as again:
-                    codes.append(again.code())  # type: ignore[attr-defined]
+                    codes.append(again.code())
                     time.sleep(0.1)
             assert verdict == verdict_pb2.VERIFY_VERDICT_OK
             assert set(codes) <= {grpc.StatusCode.UNAVAILABLE}

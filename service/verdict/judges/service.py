@@ -38,7 +38,14 @@ from typing import Any
 from verdict.config import JUDGE_TIMEOUT_CEILING_SECONDS, Config
 from verdict.errors import DeadlineTooShort, FailedPrecondition, InvalidConfig, VerdictError, resource_exhausted
 from verdict.judges import chat
-from verdict.judges.envelopes import EnvelopeError, JudgeReply, loads, read_chat_completion, read_envelope
+from verdict.judges.envelopes import (
+    EnvelopeError,
+    JudgeReply,
+    OversizedNumber,
+    loads,
+    read_chat_completion,
+    read_envelope,
+)
 from verdict.judges.hosts import CLAUDE_ONLY_MODELS, MAX_ARGUMENT_BYTES, CliHost, Host, HttpHost, select_host
 from verdict.judges.payload import PayloadError, verdict_payload
 from verdict.metrics import Metrics
@@ -221,8 +228,22 @@ def _from_reply(
     return JudgeAnswer(host, binary, JudgeOutcome.OK, payload=payload, reply=reply, raw_output=raw[:RAW_OUTPUT_CHARS])
 
 
+def _oversized(host: str, binary: str, error: OversizedNumber) -> JudgeAnswer:
+    """A reply holding a number no count or score can have is a malfunctioning judge, as an API error is."""
+    return _failure(
+        host, binary, JudgeOutcome.API_ERROR, f"{binary} replied with {error}", api_error=True, oversized_number=True
+    )
+
+
 def interpret_completion(host: CliHost, completed: Completed, read_payload: PayloadReader) -> JudgeAnswer:
     """Classify a finished CLI call in the reference's order (the module docstring). Pure."""
+    try:
+        return _interpret_completion(host, completed, read_payload)
+    except OversizedNumber as error:
+        return _oversized(host.name, host.binary, error)
+
+
+def _interpret_completion(host: CliHost, completed: Completed, read_payload: PayloadReader) -> JudgeAnswer:
     name, binary = host.name, host.binary
     if completed.timed_out:
         return _failure(name, binary, JudgeOutcome.TIMEOUT, "LLM evaluation timeout", timeout=True)
@@ -269,6 +290,13 @@ def interpret_completion(host: CliHost, completed: Completed, read_payload: Payl
 
 def interpret_http(host: HttpHost, response: chat.HttpResponse, read_payload: PayloadReader) -> JudgeAnswer:
     """Classify an HTTP judge's response: a non-2xx status is an API error with the server's message. Pure."""
+    try:
+        return _interpret_http(host, response, read_payload)
+    except OversizedNumber as error:
+        return _oversized(host.name, host.completions_url, error)
+
+
+def _interpret_http(host: HttpHost, response: chat.HttpResponse, read_payload: PayloadReader) -> JudgeAnswer:
     name, url = host.name, host.completions_url
     if not 200 <= response.status < 300:
         cause = response.body.strip()[:200] or "no body"
