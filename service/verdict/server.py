@@ -170,7 +170,11 @@ async def build_server(
     The port is bound first, so an address in use fails fast (ConfigError naming `grpc_address`) before any child
     process or pool exists that would then have to be cleaned up.
     """
-    metrics = Metrics(registry if registry is not None else CollectorRegistry(), model_labels=config.judge_model_labels)
+    metrics = Metrics(
+        registry if registry is not None else CollectorRegistry(),
+        model_labels=config.judge_model_labels,
+        verdict_labels=config.verdict_labels,
+    )
     server = grpc.aio.server(
         interceptors=[MetricsInterceptor(metrics), LenientDecoding()],
         options=_server_options(config),

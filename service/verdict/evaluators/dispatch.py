@@ -100,7 +100,9 @@ class Evaluations:
         spec = evaluator_type(request.config)
         result = await self._evaluate(spec, request, deadline)
         result = EvaluationResult(result.verdict, jsonable(result.details), result.state)
-        label = self._metrics.verdict_labels.fold(result.verdict, scope=spec.type)
+        label = self._metrics.verdict_labels.label(
+            spec.type, result.verdict, spec.verdicts, requested=_schema_verdicts(request.config)
+        )
         self._metrics.evaluations.labels(evaluator=spec.type, verdict=label).inc()
         self._metrics.evaluation_duration.labels(evaluator=spec.type).observe(time.monotonic() - started)
         return result
@@ -201,6 +203,23 @@ class Evaluations:
         if remaining <= 0:
             raise DeadlineTooShort("the call's deadline passed before the evaluation could start")
         return min(limit, remaining)
+
+
+_MAX_SCHEMA_VERDICTS = 20
+
+
+def _schema_verdicts(config: Mapping[str, Any]) -> frozenset[str]:
+    """The verdicts a request's custom JSON schema declares (`properties.verdict.enum`, and their `_uncertain`
+    forms): the only verdicts of an open evaluator the request itself may name as metric labels. An enum longer than
+    `_MAX_SCHEMA_VERDICTS` declares none."""
+    schema = config.get("schema")
+    properties = schema.get("properties") if isinstance(schema, Mapping) else None
+    verdict = properties.get("verdict") if isinstance(properties, Mapping) else None
+    enum = verdict.get("enum") if isinstance(verdict, Mapping) else None
+    if not isinstance(enum, list) or len(enum) > _MAX_SCHEMA_VERDICTS:
+        return frozenset()
+    names = [item for item in enum if isinstance(item, str)]
+    return frozenset(names) | {f"{name}_uncertain" for name in names}
 
 
 def _source(source: str | None, output: str, namespaces: Namespaces) -> str:
