@@ -37,7 +37,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "service")]
 from verdict.runner import MARKER_ENV  # noqa: E402
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc  # noqa: E402
 
-FAULTS = {
+FAULTS: dict[str, dict[str, Any]] = {
     "FAULT-HANG": {"hang": True, "orphan": True},
     "FAULT-DETACH": {"detach": True},
     "FAULT-DAEMON": {"daemon": True},
@@ -45,7 +45,7 @@ FAULTS = {
     "FAULT-CRASH": {"signal": "SIGSEGV"},
 }
 """Judge fault modes, chosen per call by a word in the prompt (the fake judge's `match` rules)."""
-SERVER_FAULTS = {grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN}
+SERVER_FAULTS: dict[str, dict[str, Any]] = {grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN}
 
 
 def install_fake_judge(directory: Path) -> Path:
@@ -165,8 +165,8 @@ def slope_per_minute(points: list[tuple[float, float]]) -> float:
     return 60 * sum((t - mean_t) * (v - mean_v) for t, v in points) / var
 
 
-async def soak(seconds: float, rate: float, workers: int, seed: int) -> dict[str, Any]:
-    scratch = Path(tempfile.mkdtemp(prefix="verdict-soak-"))
+def start_server(scratch: Path) -> tuple[subprocess.Popen[str], int, Path]:
+    """`verdict serve` with the fake judge as its judge host; returns the process, its gRPC port and the bin dir."""
     bin_dir = install_fake_judge(scratch)
     workspace = scratch / "workspace"
     workspace.mkdir()
@@ -176,8 +176,14 @@ async def soak(seconds: float, rate: float, workers: int, seed: int) -> dict[str
     server = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
     assert server.stdout is not None
     ready = json.loads(server.stdout.readline())
+    return server, int(ready["grpc_port"]), bin_dir
+
+
+async def soak(
+    server: subprocess.Popen[str], port: int, bin_dir: Path, seconds: float, rate: float, workers: int, seed: int
+) -> dict[str, Any]:
     prefix = f"{server.pid}."
-    channel = grpc.aio.insecure_channel(f"127.0.0.1:{ready['grpc_port']}")
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
     stub = verdict_pb2_grpc.VerdictServiceStub(channel)
     codes: collections.Counter[str] = collections.Counter()
     per_method: collections.Counter[str] = collections.Counter()
@@ -189,7 +195,7 @@ async def soak(seconds: float, rate: float, workers: int, seed: int) -> dict[str
     interval = workers / rate
 
     async def worker(index: int) -> None:
-        rng = random.Random(seed * 1000 + index)
+        rng = random.Random(seed * 1000 + index)  # noqa: S311 - a reproducible load, not a secret
         while time.monotonic() < stop_at:
             began = time.monotonic()
             method, request = requests(rng)
@@ -217,7 +223,7 @@ async def soak(seconds: float, rate: float, workers: int, seed: int) -> dict[str
     final = sample(server.pid)
     await channel.close()
     server.send_signal(signal.SIGTERM)
-    exit_code = server.wait(timeout=60)
+    exit_code = await asyncio.to_thread(server.wait, 60)
     await asyncio.sleep(1)
     leaks_after = marked(prefix)
     escaped_dir = bin_dir / "escaped"
@@ -254,7 +260,12 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
-    summary = asyncio.run(soak(args.seconds, args.rate, args.workers, args.seed))
+    server, port, bin_dir = start_server(Path(tempfile.mkdtemp(prefix="verdict-soak-")))
+    try:
+        summary = asyncio.run(soak(server, port, bin_dir, args.seconds, args.rate, args.workers, args.seed))
+    finally:
+        if server.poll() is None:
+            server.kill()
     text = json.dumps(summary, indent=1)
     print(text)
     if args.out:
