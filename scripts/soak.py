@@ -45,7 +45,7 @@ FAULTS: dict[str, dict[str, Any]] = {
     "FAULT-CRASH": {"signal": "SIGSEGV"},
 }
 """Judge fault modes, chosen per call by a word in the prompt (the fake judge's `match` rules)."""
-SERVER_FAULTS: dict[str, dict[str, Any]] = {grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN}
+SERVER_FAULTS = {grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN}
 
 
 def install_fake_judge(directory: Path) -> Path:
