@@ -346,3 +346,69 @@ async def test_scope_too_long_for_an_argument_list_is_an_error_verdict(evaluatio
     result = await Loop(evaluations, "proj", scope=["x" * 200_000]).step()
     assert result.verdict == "error"
     assert result.details["error"].startswith("git diff failed: ")
+
+
+def _git_runs(metrics: Metrics) -> float:
+    return sum(
+        metrics.registry.get_sample_value("verdict_subprocess_runs_total", {"tool": "git", "outcome": outcome}) or 0
+        for outcome in ("ok", "nonzero", "signalled", "timeout", "cancelled", "missing")
+    )
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        "config",
+        "info/exclude",
+        "info/attributes",
+        "info",
+        "config.worktree",
+    ],
+)
+@pytest.mark.parametrize("target", ["outside the root", "inside the root, outside the repository"])
+async def test_configuration_files_resolving_outside_the_repository_stop_git(
+    evaluations: Evaluations, metrics: Metrics, root: Path, tmp_path: Path, where: str, target: str
+) -> None:
+    """A symlinked `.git/config` (or any file git reads for configuration) that points out of the repository: git
+    does not run at all, and the verdict says why."""
+    repo = make_repo(root / "repo")
+    elsewhere = (tmp_path / "outside") if target == "outside the root" else (root / "elsewhere")
+    elsewhere.mkdir()
+    (elsewhere / "exclude").write_text("*\n")
+    (elsewhere / "config").write_text("[core]\n\trepositoryformatversion = 0\n\tbare = false\n")
+    (elsewhere / "config.worktree").write_text("[core]\n")
+    (elsewhere / "attributes").write_text("* -diff\n")
+    (elsewhere / "info").mkdir()
+    link = repo / ".git" / where
+    if link.is_dir():
+        for item in link.iterdir():
+            item.unlink()
+        link.rmdir()
+    elif link.exists():
+        link.unlink()
+    link.parent.mkdir(exist_ok=True)
+    link.symlink_to(elsewhere / Path(where).name)
+    result = await Loop(evaluations, "repo").step()
+    assert result.verdict == "error"
+    assert "resolves outside the repository" in result.details["error"]
+    assert _git_runs(metrics) == 0
+
+
+async def test_a_config_that_includes_other_files_stops_git(
+    evaluations: Evaluations, metrics: Metrics, root: Path, tmp_path: Path
+) -> None:
+    repo = make_repo(root / "repo")
+    (tmp_path / "steer").write_text("[core]\n\tfsmonitor = /bin/false\n")
+    with (repo / ".git" / "config").open("a") as config:
+        config.write(f"[include]\n\tpath = {tmp_path / 'steer'}\n")
+    result = await Loop(evaluations, "repo").step()
+    assert result.verdict == "error"
+    assert "includes other files" in result.details["error"]
+    assert _git_runs(metrics) == 0
+
+
+async def test_configuration_inside_the_repository_still_runs_git(evaluations: Evaluations, root: Path) -> None:
+    repo = make_repo(root / "repo")
+    (repo / ".git" / "info").mkdir(exist_ok=True)
+    (repo / ".git" / "info" / "exclude").write_text("*.log\n")
+    assert (await Loop(evaluations, "repo").step()).verdict != "error"

@@ -19,12 +19,20 @@ is a command). Every one of those is switched off here:
   post-index-change hook), no pager;
 - where: GIT_DIR and GIT_WORK_TREE are the directories `workspace.find_repository` checked to lie inside the root,
   so git does no discovery and core.worktree cannot move it; GIT_CEILING_DIRECTORIES stops any walk at the root;
+- what configures it: every file git reads for configuration from the repository (`config`, `config.worktree`,
+  `commondir`, everything under `info/`) must resolve inside the repository's own metadata directories, and `config`
+  may not `include` other files; otherwise git does not run at all (an `error` verdict naming the file), because a
+  symlinked `.git/config` would let a file outside the repository steer git;
 - how long and how much: the runner's time limit (git_timeout_seconds, or less when the caller's deadline is nearer)
   and output cap, and its process-group kill.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import re
+import stat
 import tempfile
 import time
 from collections.abc import Sequence
@@ -101,6 +109,7 @@ async def diff_stat(
     timeout: float,  # noqa: ASYNC109 - the runner's time limit for the children, not an asyncio timeout
 ) -> str:
     """The output of `git diff --stat [-- scope]` run in `cwd`. Raises GitFailed with the reference's messages."""
+    _check_configuration_files(repository)
     with tempfile.TemporaryDirectory(prefix="verdict-git-home-") as home:
         env = _environment(repository, root, home)
         hardening = _hardening(repository.work_tree)
@@ -118,6 +127,48 @@ async def diff_stat(
         if completed.stdout_truncated:
             raise GitFailed(f"git diff --stat printed more than {MAX_DIFF_BYTES} bytes; it cannot be compared")
         return completed.stdout.decode("utf-8", "replace")
+
+
+_CONFIGURATION_FILES = ("config", "config.worktree", "commondir", "info")
+_INCLUDE = re.compile(rb"^\s*\[\s*include(if)?\b", re.IGNORECASE | re.MULTILINE)
+
+
+def _check_configuration_files(repository: Repository) -> None:
+    """Refuse (GitFailed) a repository whose configuration files resolve outside its metadata directories, or whose
+    `config` includes other files: git would read them, and whoever controls them steers git."""
+    git_dir = repository.git_dir.resolve()
+    homes = {git_dir}
+    commondir = git_dir / "commondir"
+    if commondir.is_file():
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            homes.add((git_dir / commondir.read_text("utf-8").strip()).resolve())
+    for home in sorted(homes):
+        for name in _CONFIGURATION_FILES:
+            path = home / name
+            if not (path.is_symlink() or path.exists()):
+                continue
+            paths = [path, *(sorted(path.iterdir()) if path.is_dir() and not path.is_symlink() else [])]
+            for each in paths:
+                resolved = each.resolve()
+                if not any(resolved.is_relative_to(inside) for inside in homes):
+                    raise GitFailed(
+                        f"git diff refused: the repository's {each.relative_to(home)} resolves outside the repository"
+                    )
+        config = home / "config"
+        if config.is_file() and _INCLUDE.search(_read_regular(config)):
+            raise GitFailed("git diff refused: the repository's config includes other files ([include]/[includeIf])")
+
+
+def _read_regular(path: Path) -> bytes:
+    """The start of a regular file (a FIFO in its place is not waited on: opened without blocking, then refused)."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError:
+        return b""
+    with os.fdopen(descriptor, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise GitFailed(f"git diff refused: the repository's {path.name} is not a regular file")
+        return handle.read(_MAX_CONFIG_BYTES)
 
 
 async def _configured(
