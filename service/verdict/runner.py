@@ -7,6 +7,14 @@ cancellation of the calling RPC, at shutdown, and even after a normal exit, the 
 codex and gemini run a child that outlives a kill of the parent alone. Concurrency per tool is bounded with a queue
 that rejects overflow (`ResourceExhausted`) instead of growing without limit. Counts, durations and timeouts per tool
 are recorded here, once, for every caller.
+
+A descendant can also leave the group (`setsid`, a Node `detached: true` child, a daemon's double fork), and a group
+kill misses it. So every child carries a per-call marker in its environment (`VERDICT_CALL`), which its descendants
+inherit; at the end of each call, and at shutdown, every process carrying the marker is found in /proc and killed.
+The server is the child subreaper of its descendants (`become_subreaper`), so the escaped ones it kills are its own
+to reap. A call ends when its direct child exits, not at end-of-file (which a descendant holding stdout would delay
+to the time limit), and its pipes and buffers are released as it returns. Running out of descriptors or processes
+when starting a child is UNAVAILABLE with a retry hint, not an error of the caller or a bug.
 """
 
 from __future__ import annotations
