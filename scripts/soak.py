@@ -128,6 +128,14 @@ def marked(prefix: str) -> list[int]:
     return found
 
 
+def _is_fake_judge(pid: int, bin_dir: Path) -> bool:
+    """Whether `pid` is still one of this run's judge processes (a pid alone may have been reused by then)."""
+    try:
+        return str(bin_dir).encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
 def sample(pid: int) -> dict[str, Any]:
     status = Path(f"/proc/{pid}/status").read_text()
     rss_kb = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:"))
@@ -228,7 +236,7 @@ async def soak(
     leaks_after = marked(prefix)
     escaped_dir = bin_dir / "escaped"
     escaped = [int(p.name) for p in escaped_dir.iterdir()] if escaped_dir.is_dir() else []
-    escaped_alive = [pid for pid in escaped if Path(f"/proc/{pid}").exists()]
+    escaped_alive = [pid for pid in escaped if _is_fake_judge(pid, bin_dir)]
     warm = [s for s in samples if s["t"] >= 60] or samples
     return {
         "seconds": round(time.monotonic() - started, 1),
