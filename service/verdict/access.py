@@ -162,7 +162,8 @@ class AccessInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
 
     def _guard(self, service: str, method: str, behavior: Any) -> Any:
         async def refuse(context: grpc.aio.ServicerContext[Any, Any], error: VerdictError) -> None:
-            log.info("refused %s/%s: %s (%s)", service, method, error.reason, error.code_name)
+            principal = error.metadata.get("principal", "-")
+            log.info("refused %s/%s principal=%s: %s (%s)", service, method, principal, error.reason, error.code_name)
             await context.abort_with_status(to_status(error))
 
         if inspect.isasyncgenfunction(behavior):

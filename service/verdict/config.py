@@ -183,6 +183,13 @@ class Config:
         minimum=0,
         maximum=_GRPC_INT_MAX,
     )
+    max_connections: int = _key(
+        1024,
+        "gRPC connections held at once; more are closed as they arrive (gRPC's max_allowed_incoming_connections). "
+        "0 means no limit.",
+        minimum=0,
+        maximum=_GRPC_INT_MAX,
+    )
     max_calls_per_connection: int = _key(
         0,
         "Calls in flight on one connection; more are RESOURCE_EXHAUSTED (TOO_MANY_CALLS_PER_CONNECTION). Health is "

@@ -152,6 +152,8 @@ def _server_options(config: Config) -> list[tuple[str, Any]]:
         ("grpc.server_handshake_timeout_ms", int(config.handshake_timeout_seconds * 1000)),
         ("grpc.http2.max_ping_strikes", 2),
     ]
+    if config.max_connections > 0:
+        options.append(("grpc.max_allowed_incoming_connections", config.max_connections))
     if config.max_concurrent_streams > 0:
         options.append(("grpc.max_concurrent_streams", config.max_concurrent_streams))
     if config.max_connection_idle_seconds > 0:
