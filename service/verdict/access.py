@@ -175,6 +175,7 @@ class AccessInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                     await refuse(context, error)
                     return
                 tokens = _publish(caller)
+                log.debug("admitted (authenticated by %s)", caller.via)
                 try:
                     async for response in behavior(request, context):
                         yield response
@@ -191,6 +192,7 @@ class AccessInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 await refuse(context, error)
                 return None
             tokens = _publish(caller)
+            log.debug("admitted (authenticated by %s)", caller.via)
             try:
                 return await behavior(request, context)
             finally:

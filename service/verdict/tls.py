@@ -78,13 +78,12 @@ class Certificates:
                 config.tls_client_ca_file,
                 require_client_cert=config.tls_client_auth == "require",
             )
-        except OSError as exc:
-            key = {config.tls_key_file: "tls_key_file", config.tls_client_ca_file: "tls_client_ca_file"}.get(
-                str(exc.filename or ""), "tls_cert_file"
-            )
-            raise ConfigError(key, f"cannot read {exc.filename}: {exc.strerror}") from None
-        except (ssl.SSLError, ValueError) as exc:
+        except (ssl.SSLError, ValueError) as exc:  # SSLError first: it is an OSError too
             raise ConfigError("tls_cert_file", f"not a usable certificate and key: {exc}") from None
+        except OSError as exc:
+            names = {"tls_key_file": config.tls_key_file, "tls_client_ca_file": config.tls_client_ca_file}
+            key = next((key for key, path in names.items() if path and path == exc.filename), "tls_cert_file")
+            raise ConfigError(key, f"cannot read {exc.filename}: {exc.strerror}") from None
 
     @property
     def material(self) -> Material:

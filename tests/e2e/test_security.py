@@ -8,7 +8,7 @@ import json
 import logging
 import socket
 import ssl
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -207,7 +207,7 @@ principals:
 
 
 @pytest.fixture
-def auth_files(tmp_path: Path) -> Iterator[dict[str, Any]]:
+def auth_files(tmp_path: Path) -> dict[str, Any]:
     policy = tmp_path / "policy.yaml"
     policy.write_text(POLICY)
     tokens = SecretVolume(tmp_path / "tokens", {"runner": TOKEN.encode() + b"\n", "reader": READER_TOKEN.encode()})
@@ -431,3 +431,41 @@ async def test_calls_in_flight_are_limited_per_connection() -> None:
             await asyncio.gather(*slow)
     finally:
         chat.close()
+
+
+async def test_the_principal_is_in_the_log_context_of_the_call(
+    auth_files: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Any line logged while a call runs carries its principal (never its token): the access log line, and the
+    judge's failure."""
+    from verdict.observe import CallContextFilter
+
+    auth_files["policy"].write_text(POLICY.replace("judges: false", "judges: true"))
+    overrides = {
+        "auth_policy_file": str(auth_files["policy"]),
+        "auth_tokens_dir": str(auth_files["tokens"].directory),
+        "judge_host": "http://127.0.0.1:9",  # nothing listens: the judge call fails and is logged
+    }
+    caplog.set_level(logging.DEBUG, logger="verdict")
+    caplog.handler.addFilter(CallContextFilter())
+    async with started(**overrides) as app, grpc.aio.insecure_channel(f"127.0.0.1:{app.port}") as channel:
+        stub = verdict_pb2_grpc.VerdictServiceStub(channel)
+        await stub.Evaluate(llm_request(prompt="Did it pass?"), timeout=30, metadata=bearer(TOKEN))
+    in_call = [getattr(r, "call", "-") for r in caplog.records if getattr(r, "call", "-") != "-"]
+    assert in_call
+    assert all(call.endswith("principal=runner") for call in in_call)
+    assert all(TOKEN not in record.getMessage() for record in caplog.records)
+
+
+async def test_a_plaintext_health_listener_serves_probes_beside_a_tls_port(pki: dict[str, Any]) -> None:
+    from deploy.health_probe import check
+
+    async with started(**tls_files(pki["server"]), health_address="127.0.0.1:0") as app:
+        target = f"127.0.0.1:{app.health_port}"
+        async with grpc.aio.insecure_channel(target) as channel:
+            health = health_pb2_grpc.HealthStub(channel)
+            assert (await health.Check(health_pb2.HealthCheckRequest(service="liveness"), timeout=5)).status == 1
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await verdict_pb2_grpc.VerdictServiceStub(channel).VerifyResponse(VERIFY, timeout=5)
+            assert caught.value.code() == grpc.StatusCode.UNIMPLEMENTED
+        assert await asyncio.to_thread(check, target, "verdict.v1.VerdictService", 5) == "SERVING"
