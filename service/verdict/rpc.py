@@ -242,7 +242,7 @@ class VerdictServicer:
     ) -> verdict_pb2.EvaluateResponse:
         evaluation = evaluation_input(request)
         kind = evaluation.config.get("type")
-        if kind in self._judge_types:
+        if isinstance(kind, str) and kind in self._judge_types:
             require_judges(current_caller.get(), str(kind))
         result = await self._evaluations.evaluate(evaluation, deadline=_deadline(context))
         return evaluation_to_proto(result)
