@@ -110,14 +110,8 @@ class AccessInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
 
     def _admit(self, service: str, method: str, context: grpc.aio.ServicerContext[Any, Any]) -> tuple[Caller, str]:
         """Authenticate, authorize and take the in-flight slots; (caller, connection key). Raises VerdictError."""
-        token = None
-        for key, value in context.invocation_metadata() or ():
-            if key == "authorization" and self._gate.enabled:
-                token = bearer_token(value)
-                if token is None:
-                    raise Unauthenticated("the authorization metadata must be `Bearer <token>`", reason="INVALID_TOKEN")
         try:
-            caller = self._gate.authenticate(token, peer_identities(context.auth_context()))
+            caller = self._gate.authenticate(*self._credentials(context))
         except Unauthenticated:
             self._metrics.auth_decisions.labels(principal=OTHER, decision="unauthenticated").inc()
             raise
@@ -151,6 +145,19 @@ class AccessInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             )
         self._metrics.auth_decisions.labels(principal=label, decision="allowed").inc()
         return caller, connection
+
+    def _credentials(self, context: grpc.aio.ServicerContext[Any, Any]) -> tuple[str | None, tuple[str, ...]]:
+        """The bearer token (None when absent) and the verified certificate names of a call. With auth off nothing
+        is read: a stray `authorization` header must not fail a call on a server that checks none."""
+        if not self._gate.enabled:
+            return None, ()
+        token = None
+        for key, value in context.invocation_metadata() or ():
+            if key == "authorization":
+                token = bearer_token(value)
+                if token is None:
+                    raise Unauthenticated("the authorization metadata must be `Bearer <token>`", reason="INVALID_TOKEN")
+        return token, peer_identities(context.auth_context())
 
     def _limited(self, label: str, limit: str) -> None:
         self._metrics.auth_decisions.labels(principal=label, decision="limited").inc()

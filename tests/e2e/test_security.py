@@ -316,6 +316,15 @@ async def test_the_client_certificate_names_the_principal(pki: dict[str, Any], a
             assert error_info(denied.value).reason == "RPC_NOT_ALLOWED"
             # A token wins over the certificate: the same connection, now as runner.
             assert (await stub.VerifyResponse(VERIFY, timeout=5, metadata=bearer(TOKEN))).verdict == 1
+        runner: Issued = pki["runner"]
+        tls = TlsConfig(
+            root_certificates=ca.cert,
+            private_key=runner.key,
+            certificate_chain=runner.cert,
+            server_name_override="localhost",
+        )
+        async with AsyncVerdictClient(f"127.0.0.1:{app.port}", config=ClientConfig(tls=tls)) as client:
+            assert (await client.verify_response("```json\n{}\n```\n", finish_reason="stop")).verdict == "ok"
         async with secure(app.port, ca.cert, pki["stranger"]) as channel:  # signed by the CA, unknown to the policy
             with pytest.raises(grpc.aio.AioRpcError) as unknown:
                 await verdict_pb2_grpc.VerdictServiceStub(channel).VerifyResponse(VERIFY, timeout=5)
@@ -469,3 +478,20 @@ async def test_a_plaintext_health_listener_serves_probes_beside_a_tls_port(pki: 
                 await verdict_pb2_grpc.VerdictServiceStub(channel).VerifyResponse(VERIFY, timeout=5)
             assert caught.value.code() == grpc.StatusCode.UNIMPLEMENTED
         assert await asyncio.to_thread(check, target, "verdict.v1.VerdictService", 5) == "SERVING"
+
+
+async def test_another_authorization_scheme_is_refused_with_auth_on_and_ignored_with_auth_off(
+    auth_files: dict[str, Any],
+) -> None:
+    basic = (("authorization", "Basic cnVubmVyOnBhc3M="),)
+    overrides = {"auth_policy_file": str(auth_files["policy"]), "auth_tokens_dir": str(auth_files["tokens"].directory)}
+    async with started(**overrides) as app, grpc.aio.insecure_channel(f"127.0.0.1:{app.port}") as channel:
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await verdict_pb2_grpc.VerdictServiceStub(channel).VerifyResponse(VERIFY, timeout=5, metadata=basic)
+        assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        assert error_info(caught.value).reason == "INVALID_TOKEN"
+        sample = app.metrics.registry.get_sample_value
+        assert sample("verdict_auth_decisions_total", {"principal": "other", "decision": "unauthenticated"}) == 1
+    async with started() as app, grpc.aio.insecure_channel(f"127.0.0.1:{app.port}") as channel:
+        response = await verdict_pb2_grpc.VerdictServiceStub(channel).VerifyResponse(VERIFY, timeout=5, metadata=basic)
+        assert response.verdict == verdict_pb2.VERIFY_VERDICT_OK

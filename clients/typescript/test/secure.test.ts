@@ -24,6 +24,10 @@ function makeCertificates(dir: string): { ca: string; cert: string; key: string 
   writeFileSync(join(dir, "server.ext"), "basicConstraints=CA:FALSE\nsubjectAltName=DNS:localhost,IP:127.0.0.1\n");
   openssl(dir, "x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-set_serial", "2",
     "-out", "server.crt", "-days", "1", "-extfile", "server.ext");
+  openssl(dir, "req", "-new", ...ec, "-keyout", "client.key", "-out", "client.csr", "-subj", "/CN=node-client");
+  writeFileSync(join(dir, "client.ext"), "basicConstraints=CA:FALSE\nsubjectAltName=URI:spiffe://verdict.test/node\n");
+  openssl(dir, "x509", "-req", "-in", "client.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-set_serial", "3",
+    "-out", "client.crt", "-days", "1", "-extfile", "client.ext");
   return { ca: join(dir, "ca.crt"), cert: join(dir, "server.crt"), key: join(dir, "server.key") };
 }
 
@@ -107,5 +111,68 @@ describe("VerdictClient with TLS and a bearer token", () => {
 
   it("refuses a token that is not one line", () => {
     assert.throws(() => new VerdictClient(server.target, { bearerToken: "a\nb" }), TypeError);
+  });
+});
+
+describe("VerdictClient with mutual TLS", () => {
+  let dir: string;
+  let server: RunningServer;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "verdict-node-mtls-"));
+    const files = makeCertificates(dir);
+    writeFileSync(
+      join(dir, "policy.yaml"),
+      "principals:\n  node:\n    rpcs: [VerifyResponse]\n    certificates: [spiffe://verdict.test/node]\n",
+    );
+    server = await startServer(60_000, [
+      "--tls-cert-file", files.cert,
+      "--tls-key-file", files.key,
+      "--tls-client-ca-file", files.ca,
+      "--tls-client-auth", "require",
+      "--auth-policy-file", join(dir, "policy.yaml"),
+    ]);
+  });
+
+  after(async () => {
+    await server?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("authenticates with the client certificate's SPIFFE ID", async () => {
+    const client = new VerdictClient(server.target, {
+      tls: {
+        rootCertificates: readFileSync(join(dir, "ca.crt")),
+        privateKey: readFileSync(join(dir, "client.key")),
+        certificateChain: readFileSync(join(dir, "client.crt")),
+        serverNameOverride: "localhost",
+      },
+      retry: { maxAttempts: 1 },
+    });
+    try {
+      const result = await client.verifyResponse({ text: "```json\n{}\n```\n", finishReason: "stop" });
+      assert.equal(result.verdict, "VERIFY_VERDICT_OK");
+      await assert.rejects(
+        client.listEvaluators(),
+        (error: unknown) => error instanceof VerdictRpcError && error.reason === "RPC_NOT_ALLOWED",
+      );
+    } finally {
+      client.close();
+    }
+  });
+
+  it("cannot connect without a client certificate", async () => {
+    const client = new VerdictClient(server.target, {
+      tls: { rootCertificates: readFileSync(join(dir, "ca.crt")), serverNameOverride: "localhost" },
+      retry: { maxAttempts: 1 },
+    });
+    try {
+      await assert.rejects(
+        client.verifyResponse({ text: "hi" }, { timeoutMs: 5_000 }),
+        (error: unknown) => error instanceof VerdictRpcError && error.code === grpc.status.UNAVAILABLE,
+      );
+    } finally {
+      client.close();
+    }
   });
 });
