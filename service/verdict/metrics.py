@@ -177,8 +177,8 @@ class Metrics:
         )
         self.auth_decisions = Counter(
             "verdict_auth_decisions_total",
-            "Access decisions on calls and scrapes, by principal (configured ones, anonymous, other) and decision "
-            "(allowed, unauthenticated, permission_denied, limited).",
+            "Access decisions on gRPC calls (health excepted), by principal (the policy's principals, anonymous, "
+            "other) and decision (allowed, unauthenticated, permission_denied, limited).",
             ("principal", "decision"),
             registry=registry,
         )
