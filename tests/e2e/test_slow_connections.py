@@ -9,6 +9,7 @@ import socket
 import time
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 
 import grpc
 import pytest
@@ -20,6 +21,8 @@ CONNECTIONS = 300
 GRPC_CAP = 32
 METRICS_CAP = 16
 SETTLE_SECONDS = 0.5
+MEMORY_GROWTH_BYTES = 32 * 1024 * 1024
+"""Far above what the capped connections cost (a few MiB), far below one buffer per refused connection."""
 
 
 @pytest.fixture
@@ -40,6 +43,13 @@ def _threads(pid: int) -> int:
 
 def _fds(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def _rss_bytes(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS")
 
 
 def _open(port: int, count: int, first_bytes: bytes) -> list[socket.socket]:
@@ -77,18 +87,19 @@ def test_idle_and_slow_connections_do_not_grow_threads_or_descriptors(bounded_se
     stub = verdict_pb2_grpc.VerdictServiceStub(channel)
     request = verdict_pb2.VerifyResponseRequest(text="```json\n{}\n```\n", finish_reason="stop")
     assert stub.VerifyResponse(request, timeout=10).verdict == verdict_pb2.VERIFY_VERDICT_OK
-    threads_before, fds_before = _threads(pid), _fds(pid)
+    threads_before, fds_before, rss_before = _threads(pid), _fds(pid), _rss_bytes(pid)
 
     held = _open(bounded_server.grpc_port, CONNECTIONS, b"")
     held += _open(bounded_server.grpc_port, CONNECTIONS // 2, b"PRI * HTTP/2.0\r\n")  # a preface cut short
     held += _open(bounded_server.metrics_port, CONNECTIONS, b"GET /metrics HTTP/1.1\r\nHost: x\r\n")  # slowloris
     time.sleep(SETTLE_SECONDS)
-    threads_during, fds_during = _threads(pid), _fds(pid)
+    threads_during, fds_during, rss_during = _threads(pid), _fds(pid), _rss_bytes(pid)
     # The call on the connection opened before keeps working while every slot for new connections is taken.
     assert stub.VerifyResponse(request, timeout=10).verdict == verdict_pb2.VERIFY_VERDICT_OK
     try:
         assert threads_during <= threads_before + 2, (threads_before, threads_during)
         assert fds_during <= fds_before + GRPC_CAP + METRICS_CAP + 8, (fds_before, fds_during)
+        assert rss_during - rss_before < MEMORY_GROWTH_BYTES, (rss_before, rss_during)
         # Every one of them is closed by the server: over the cap at once, the rest at their time limits.
         still_open = [sock.getsockname() for sock in held if not _closed_by_server(sock, timeout=15)]
         assert still_open == []
