@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from verdict.config import DEFAULT_JUDGE_MODEL
 from verdict.errors import InvalidConfig, ResourceExhausted
 
 __all__ = [
@@ -407,7 +408,7 @@ def evaluator_type(config: Mapping[str, Any]) -> EvaluatorSpec:
     return SPECS[kind]
 
 
-def validate(config: Mapping[str, Any], *, judge_model: str = "sonnet") -> dict[str, Any]:
+def validate(config: Mapping[str, Any], *, judge_model: str = DEFAULT_JUDGE_MODEL) -> dict[str, Any]:
     """Check a configuration against its type's spec and return it with every default filled in.
 
     Numbers come back as float (integers as int), lists as lists. `source` is always present (None when unset);

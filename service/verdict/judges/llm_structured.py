@@ -20,9 +20,11 @@ from typing import Any
 
 from verdict.evaluators.interpolation import InterpolationError, Namespaces, interpolate
 from verdict.evaluators.model import EvaluationInput, EvaluationResult
+from verdict.judges.clipping import clip, clip_payload
 from verdict.judges.envelopes import JudgeReply
+from verdict.judges.model import JudgeAnswer, JudgeRequest
 from verdict.judges.payload import verdict_payload
-from verdict.judges.service import JudgeAnswer, JudgeRequest, JudgeService, clip, clip_payload
+from verdict.judges.service import JudgeService
 
 __all__ = [
     "DEFAULT_PROMPT",
@@ -239,7 +241,7 @@ class LlmStructured:
             with contextlib.suppress(InterpolationError):
                 prompt = interpolate(prompt, Namespaces.from_context(request.context))
         custom_schema = config.get("schema")
-        model = config.get("model") or self.service.config.judge_model
+        model = config["model"] or self.service.config.judge_model  # validation fills an unset model; "" stays
         user_prompt = build_prompt(prompt, request.output)
         answer = await self.service.ask(
             JudgeRequest(
@@ -257,8 +259,8 @@ class LlmStructured:
             answer.payload,
             output=request.output,
             custom_schema=bool(custom_schema),
-            min_confidence=float(config.get("min_confidence", 0.5)),
-            uncertain_suffix=bool(config.get("uncertain_suffix", False)),
+            min_confidence=float(config["min_confidence"]),
+            uncertain_suffix=bool(config["uncertain_suffix"]),
         )
         return EvaluationResult(verdict, {**details, **trace})
 
