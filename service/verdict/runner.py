@@ -266,23 +266,17 @@ async def _communicate(
     as timed out. The group is killed after the child exits anyway, so nothing the child meant to say is lost. In the
     usual case the pipes close as the child exits and no polling happens.
     """
-    pipes = asyncio.ensure_future(
-        asyncio.gather(
-            _feed(process, stdin), _drain(process.stdout, cap, keep_tail), _drain(process.stderr, cap, keep_tail)
-        )
-    )
-    try:
-        while not pipes.done() and process.returncode is None:
-            await asyncio.wait({pipes}, timeout=_EXIT_POLL_SECONDS)
-        if not pipes.done():
+    async with asyncio.TaskGroup() as group:  # on an error or a cancellation, every pipe task is stopped first
+        feeding = group.create_task(_feed(process, stdin))
+        stdout_task = group.create_task(_drain(process.stdout, cap, keep_tail))
+        stderr_task = group.create_task(_drain(process.stderr, cap, keep_tail))
+        pipes = {feeding, stdout_task, stderr_task}
+        while not all(task.done() for task in pipes) and process.returncode is None:
+            await asyncio.wait(pipes, timeout=_EXIT_POLL_SECONDS)
+        if not all(task.done() for task in pipes):
             _kill_group(process.pid)
-        _, (stdout, out_cut), (stderr, err_cut) = await pipes
-        await process.wait()
-    except BaseException:
-        pipes.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await pipes
-        raise
+    (stdout, out_cut), (stderr, err_cut) = stdout_task.result(), stderr_task.result()
+    await process.wait()
     return stdout, out_cut, stderr, err_cut
 
 

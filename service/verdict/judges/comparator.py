@@ -1,4 +1,4 @@
-"""comparator: a blind A/B judgement of the output against a baseline (reference §3.2, ENH-1828).
+"""comparator: a blind A/B judgement of the output against a baseline.
 
 The reference hid which output was which by a coin flip per pair. That does not cancel position bias: a judge that
 prefers whatever sits in position A hands the win to whichever arm the coin put there, so the verdict is the coin's.

@@ -1,4 +1,4 @@
-"""contract: does each producer still satisfy its consumer? One judge call per pair (reference §3.2, FEAT-1791).
+"""contract: does each producer still satisfy its consumer? One judge call per pair.
 
 Each side is the pair's inline content or a file inside the workspace; an optional pattern (DOTALL, time-bounded
 like every pattern from a request) narrows it to its matches joined by newlines, otherwise the last 4000 characters

@@ -1,4 +1,4 @@
-"""llm_structured: an LLM judge bound by a verbatim-evidence contract (reference §3.1, ENH-2342, ENH-3185).
+"""llm_structured: an LLM judge bound by a verbatim-evidence contract (little-loops' `llm_structured`, made stricter).
 
 LLM self-grades are right a third to a half of the time, so the judge must quote the output for every yes, no,
 blocked or partial, and a verdict without a quote becomes `no`. The reference stopped there: a judge could invent a
@@ -166,7 +166,7 @@ def settle(
     min_confidence: float,
     uncertain_suffix: bool,
 ) -> tuple[str, dict[str, Any]]:
-    """Turn the judge's answer object into the verdict and its details (reference §3.1 post-processing, in order):
+    """Turn the judge's answer object into the verdict and its details (little-loops' post-processing, in its order):
     defaults, grammar, evidence (blank or not found in the output → `no`), then the `_uncertain` suffix.
 
     A confidence that is not a number is the judge malfunctioning: `error`, where the reference raised.
@@ -237,7 +237,7 @@ class LlmStructured:
     ) -> EvaluationResult:
         prompt = config.get("prompt")
         if prompt:
-            # the reference judges with the raw prompt when a reference cannot be resolved (BUG-760)
+            # an unresolvable `${...}` leaves the prompt raw rather than failing the call: a judge can still read it
             with contextlib.suppress(InterpolationError):
                 prompt = interpolate(prompt, Namespaces.from_context(request.context))
         custom_schema = config.get("schema")

@@ -3,7 +3,7 @@
 1. an object the host produced for the schema (`structured_output`, a `result` object, a bare verdict object);
 2. the reply text parsed as JSON;
 3. tag recovery (llm_structured only): models behind a proxy that ignore the schema answer with `<verdict>`,
-   `<confidence>`, `<reason>`, `<evidence>` tags, sometimes inside a json fence (BUG-2626);
+   `<confidence>`, `<reason>`, `<evidence>` tags, sometimes inside a json fence;
 4. beyond the reference: a JSON object embedded in prose or in a fence. Hosts that cannot enforce a schema (codex,
    gemini, kimi, omp, a local model) often wrap the object in reasoning text, and the reference, which only ever saw
    schema-enforced claude answers, would have failed them all.
