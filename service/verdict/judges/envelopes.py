@@ -20,6 +20,7 @@ __all__ = [
     "RETRIES_EXHAUSTED",
     "EnvelopeError",
     "JudgeReply",
+    "ReplyError",
     "as_float",
     "as_int",
     "error_text",
@@ -38,16 +39,18 @@ __all__ = [
 RETRIES_EXHAUSTED = "error_max_structured_output_retries"
 
 
-class EnvelopeError(Exception):
-    """Raised when a host's output holds no answer and no error the reader can name.
-
-    `kind` is `parse_error` (not JSON at all) or `empty_result` (JSON, but no answer in it).
-    """
+class ReplyError(Exception):
+    """A judge's reply that cannot be used; `kind` is `parse_error` (not readable at all) or `empty_result`
+    (readable, but without the thing looked for). The message is what the caller's details show."""
 
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
         self.kind = kind
         self.message = message
+
+
+class EnvelopeError(ReplyError):
+    """Raised when a host's output holds no answer and no error the reader can name."""
 
 
 @dataclass(frozen=True)

@@ -52,23 +52,16 @@ def _from_reply(
     host: str, binary: str, reply: JudgeReply, read_payload: PayloadReader, raw: str, label: str
 ) -> JudgeAnswer:
     """Steps 5 onwards, shared by CLI and HTTP hosts: the host's own error report, then the answer object."""
-    if reply.retries_exhausted:
+    if reply.retries_exhausted or reply.is_error:
+        exhausted = reply.retries_exhausted
         return JudgeAnswer(
             host,
             binary,
             JudgeOutcome.API_ERROR,
-            error=f"{label} could not produce valid structured output after retries",
-            flags={"api_error": True, "retries_exhausted": True},
-            reply=reply,
-            raw_output=raw[:RAW_OUTPUT_CHARS],
-        )
-    if reply.is_error:
-        return JudgeAnswer(
-            host,
-            binary,
-            JudgeOutcome.API_ERROR,
-            error=f"{label} reported error: {reply.error[:200]}",
-            flags={"api_error": True},
+            error=f"{label} could not produce valid structured output after retries"
+            if exhausted
+            else f"{label} reported error: {reply.error[:200]}",
+            flags={"api_error": True, "retries_exhausted": True} if exhausted else {"api_error": True},
             reply=reply,
             raw_output=raw[:RAW_OUTPUT_CHARS],
         )

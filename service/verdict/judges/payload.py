@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from verdict.judges.envelopes import JudgeReply, loads, raw_decode
+from verdict.judges.envelopes import JudgeReply, ReplyError, loads, raw_decode
 
 __all__ = ["PayloadError", "json_objects", "recover_tags", "verdict_payload"]
 
@@ -29,13 +29,8 @@ _MAX_OBJECT_STARTS = 256
 so scanning every `{` of a huge reply would be quadratic."""
 
 
-class PayloadError(Exception):
+class PayloadError(ReplyError):
     """Raised when a reply holds no usable answer object. `kind`: `parse_error` or `empty_result`."""
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
 
 
 _TAGS = {
