@@ -13,9 +13,9 @@ from collections.abc import Callable
 from typing import Any
 
 from verdict.errors import InvalidConfig
-from verdict.evaluators.catalogue import EXIT_CODE_AWARE
 from verdict.evaluators.interpolation import InterpolationError, interpolate
 from verdict.evaluators.model import Judgement, Step
+from verdict.evaluators.spec import EvaluatorSpec
 
 __all__ = [
     "classify",
@@ -43,7 +43,7 @@ _COMPARE: dict[str, Callable[[Any, Any], bool]] = {
 _KEYED_NUMBER = r"\s*=\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)"
 
 
-def short_circuit(evaluator: str, exit_code: int) -> Judgement | None:
+def short_circuit(spec: EvaluatorSpec, exit_code: int) -> Judgement | None:
     """The two rules that run before anything else, in this order.
 
     BUG-1640: an action that timed out (exit 124) printed truncated output, and judging it routed to `on_no` and
@@ -52,9 +52,9 @@ def short_circuit(evaluator: str, exit_code: int) -> Judgement | None:
     unless the type reads exit codes itself. classify is deliberately not exempt (ENH-2165), so a crashed classifier
     cannot emit a bad routing token.
     """
-    if exit_code == TIMEOUT_EXIT_CODE and evaluator != "mcp_result":
+    if exit_code == TIMEOUT_EXIT_CODE and spec.type != "mcp_result":
         return Judgement("error", {"exit_code": exit_code, "error": "action timed out"})
-    if exit_code != 0 and evaluator not in EXIT_CODE_AWARE:
+    if exit_code != 0 and not spec.exit_code_aware:
         return Judgement("error", {"exit_code": exit_code, "error": f"action exited with code {exit_code}"})
     return None
 

@@ -20,7 +20,6 @@ it, which is quadratic time on the event loop. The expansion is bounded by MAX_I
 
 from __future__ import annotations
 
-import math
 import re
 import shlex
 from collections.abc import Mapping
@@ -28,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from verdict.errors import InvalidArgument, ResourceExhausted
+from verdict.evaluators.values import whole_numbers
 
 __all__ = ["MAX_INTERPOLATED_CHARS", "NAMESPACES", "InterpolationError", "Namespaces", "interpolate"]
 
@@ -78,7 +78,7 @@ class Namespaces:
                     )
             elif not isinstance(value, Mapping):
                 raise InvalidArgument(f"context.{name} must be a mapping", field=f"context.{name}")
-            values[name] = _normalise(value)
+            values[name] = whole_numbers(value)
         return cls(values)
 
     def resolve(self, namespace: str, path: str) -> Any:
@@ -136,16 +136,6 @@ def _walk(data: Any, path: str, namespace: str) -> Any:
         else:
             raise InterpolationError(f"Path '{'.'.join(parts[: index + 1])}' not found in {namespace}")
     return current
-
-
-def _normalise(value: Any) -> Any:
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer() and abs(value) < 2**63:
-        return int(value)
-    if isinstance(value, Mapping):
-        return {key: _normalise(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_normalise(item) for item in value]
-    return value
 
 
 def _format_duration(milliseconds: Any) -> str:

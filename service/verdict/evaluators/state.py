@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from verdict.errors import InvalidArgument
+from verdict.evaluators.values import NON_FINITE_NAMES, non_finite_name
 
 __all__ = [
     "MAX_COUNT",
@@ -119,13 +120,11 @@ def read_number(payload: Mapping[str, Any], name: str) -> float:
         return value
     if isinstance(value, int) and abs(value) <= MAX_COUNT:
         return float(value)
-    if value in ("nan", "inf", "-inf"):
+    if value in NON_FINITE_NAMES:
         return float(value)
     raise _invalid(f"state token field {name!r} must be a number")
 
 
 def number(value: float) -> float | str:
     """How a float is written into a payload: itself when finite, else "nan", "inf" or "-inf"."""
-    if math.isfinite(value):
-        return value
-    return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    return value if math.isfinite(value) else non_finite_name(value)
