@@ -1,0 +1,91 @@
+"""The curated package surfaces, pinned: a name added to or dropped from a public surface is a decision, made here.
+
+Each surface's `__all__` is exactly the intended names, every one of them importable, and nothing the rest of the
+code imports from a package's top level is missing from its `__all__`.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+
+SURFACES = {
+    "verdict": {"__version__"},
+    "verdict.evaluators": {
+        "CATALOGUE",
+        "DEFAULT_CONTRACT",
+        "EvaluationInput",
+        "EvaluationResult",
+        "Evaluations",
+        "Evaluator",
+        "EvaluatorSpec",
+        "FieldSpec",
+        "InterpolationError",
+        "JudgedEvaluator",
+        "Judgement",
+        "Namespaces",
+        "Outside",
+        "Pure",
+        "Registry",
+        "Step",
+        "interpolate",
+        "jsonable",
+        "load_evaluate_block",
+        "validate",
+        "whole_numbers",
+    },
+    "verdict.errors": {
+        "ERROR_DOMAIN",
+        "ConfigError",
+        "DeadlineTooShort",
+        "FailedPrecondition",
+        "Internal",
+        "InvalidArgument",
+        "InvalidConfig",
+        "PermissionDenied",
+        "ResourceExhausted",
+        "Unavailable",
+        "VerdictError",
+    },
+    "verdict.wire": {"DIAGNOSE_DEPTH", "Undecodable", "diagnose", "lenient_decoder", "varint"},
+}
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("name", sorted(SURFACES))
+def test_the_surface_is_exactly_the_intended_names(name: str) -> None:
+    module = importlib.import_module(name)
+    assert set(module.__all__) == SURFACES[name]
+    assert len(module.__all__) == len(set(module.__all__)), "a name listed twice"
+    missing = [export for export in module.__all__ if not hasattr(module, export)]
+    assert missing == []
+
+
+def _top_level_imports(package: str) -> dict[str, set[str]]:
+    """Names imported as `from <package> import X` anywhere in service/, bench/ and tests/, by file."""
+    found: dict[str, set[str]] = {}
+    for root in ("service", "bench", "tests"):
+        for path in (REPO / root).rglob("*.py"):
+            if "/v1/" in path.as_posix():
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ImportFrom) and node.module == package and node.level == 0:
+                    names = {alias.name for alias in node.names}
+                    found.setdefault(path.relative_to(REPO).as_posix(), set()).update(names)
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(SURFACES))
+def test_what_other_code_imports_from_a_package_top_level_is_on_its_surface(name: str) -> None:
+    module = importlib.import_module(name)
+    submodules = {path.stem for path in Path(module.__file__ or "").parent.glob("*.py")}
+    strays = {
+        path: names - set(module.__all__) - submodules
+        for path, names in _top_level_imports(name).items()
+        if names - set(module.__all__) - submodules
+    }
+    assert strays == {}
