@@ -1,11 +1,11 @@
 """`${namespace.path}` references in evaluator fields, resolved against the request's `context` Struct.
 
-The reference resolved these against the executor's live state; here every namespace comes from the request, so the
+little-loops resolved these against the executor's live state; here every namespace comes from the request, so the
 server answers the same way on any replica. In particular `env` reads the request's `context["env"]` mapping and
 never the server's own environment: a loop's variables belong to the loop's machine, and the server's environment
 (credentials included) must not leak into a verdict.
 
-Syntax, as the reference has it:
+Syntax, as little-loops has it:
 
 - `${ns.path}` ends at the first `}`; nesting is impossible. `$${` is a literal `${` and is never resolved.
 - `:default=V` gives V when resolution fails (parsed first, so `?` inside V is literal); `?` gives "" on failure;
@@ -13,7 +13,7 @@ Syntax, as the reference has it:
 - A reference without a dot is an error (bare `${messages}` excepted), whatever its suffix.
 - Values: None becomes "", anything else `str()`.
 
-References are found by one left-to-right scan that splits a template exactly as the reference's regular expression
+References are found by one left-to-right scan that splits a template exactly as little-loops' regular expression
 (`${`, then `[^}]+`, then `}`) does; that expression rescans to the end of the text from every `${` with no `}` after
 it, which is quadratic time on the event loop. The expansion is bounded by MAX_INTERPOLATED_CHARS.
 """
@@ -44,7 +44,7 @@ _SHELL = ":shell"
 
 
 class InterpolationError(Exception):
-    """Raised when a reference cannot be resolved; each evaluator decides what a failure means (reference §6)."""
+    """Raised when a reference cannot be resolved; each evaluator decides what a failure means."""
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ class Namespaces:
         """Check the shape of the request's `context` and normalise its numbers.
 
         A Struct carries every number as a double, so `iteration: 3` arrives as 3.0 and would interpolate as "3.0"
-        where the reference printed "3"; integral floats are turned back into ints here, once.
+        where little-loops printed "3"; integral floats are turned back into ints here, once.
         Raises InvalidArgument naming `context.<key>` for an unknown namespace or a namespace of the wrong shape.
         """
         values: dict[str, Any] = {}
@@ -139,7 +139,7 @@ def _walk(data: Any, path: str, namespace: str) -> Any:
 
 
 def _format_duration(milliseconds: Any) -> str:
-    """`elapsed` from `elapsed_ms`: "500ms", "30s", "2m", "2m 15s" (the reference's format)."""
+    """`elapsed` from `elapsed_ms`: "500ms", "30s", "2m", "2m 15s" (little-loops' format)."""
     try:
         ms = int(milliseconds)
     except (TypeError, ValueError):
@@ -156,7 +156,7 @@ def _format_duration(milliseconds: Any) -> str:
 def interpolate(template: str, namespaces: Namespaces) -> str:
     """Replace every `${...}` reference in `template`. Raises InterpolationError on the first unresolvable one.
 
-    Splits the template as the reference does (a `$${` escape first, then a `${` up to the first `}` with at least
+    Splits the template as little-loops does (a `$${` escape first, then a `${` up to the first `}` with at least
     one character between), in linear time. Raises ResourceExhausted (INTERPOLATION_TOO_LARGE) when the result would
     be longer than MAX_INTERPOLATED_CHARS.
     """

@@ -1,6 +1,6 @@
 """State tokens: what the stall evaluators remember between calls, carried by the client instead of the server.
 
-The reference kept stall counters and snapshots in files under `.loops/tmp`, keyed only by scope or tracked keys, so
+little-loops kept stall counters and snapshots in files under `.loops/tmp`, keyed only by scope or tracked keys, so
 two loops (or two runs of one loop) with the same scope shared a counter. Here the server keeps nothing: each response
 carries a token the client sends back with its next call, so any replica can answer, a retried call with the same
 token gets the same answer, and two loops can never see each other's state.
