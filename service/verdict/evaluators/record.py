@@ -3,7 +3,7 @@
 A record holds everything that differs between evaluator types: the spec ListEvaluators shows (fields, defaults,
 verdicts, flags), the run, the state identity, the checks that span several fields, and whether it needs the
 workspace. The dispatcher switches on none of them, so a new evaluator is its proto message, one record and its
-tests; `Registry.problems` names any piece a record lacks, and the record-completeness test runs it in `make test`.
+tests; `Evaluator.problems` names any piece a record lacks, and a `Registry` refuses to hold an incomplete record.
 """
 
 from __future__ import annotations
@@ -77,7 +77,12 @@ class Evaluator:
 
 
 class Registry(Mapping[str, Evaluator]):
-    """The evaluator records by type: lookup, validation and the catalogue, all derived from the records."""
+    """The evaluator records by type: lookup, validation and the catalogue, all derived from the records.
+
+    Construction fails fast with a ValueError naming every problem of an incomplete record (as prometheus_client's
+    metrics refuse a bad name), so the built-in catalogue cannot even be imported with a piece missing, and a caller
+    never meets the gap as INTERNAL.
+    """
 
     def __init__(self, records: Iterable[Evaluator]) -> None:
         self._records: dict[str, Evaluator] = {}
@@ -85,6 +90,9 @@ class Registry(Mapping[str, Evaluator]):
             if record.type in self._records:
                 raise ValueError(f"two records for evaluator type {record.type!r}")
             self._records[record.type] = record
+        problems = [problem for kind in sorted(self._records) for problem in self._records[kind].problems()]
+        if problems:
+            raise ValueError("incomplete evaluator records: " + "; ".join(problems))
         self.specs: Mapping[str, EvaluatorSpec] = {kind: record.spec for kind, record in self._records.items()}
 
     def __getitem__(self, kind: str) -> Evaluator:
@@ -111,7 +119,3 @@ class Registry(Mapping[str, Evaluator]):
         for check in record.checks:
             check(settings)
         return settings
-
-    def problems(self) -> list[str]:
-        """Every incomplete record's problems, in type order; empty when every record is complete."""
-        return [problem for kind in sorted(self._records) for problem in self._records[kind].problems()]
