@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from verdict.v1 import verdict_pb2
@@ -34,7 +36,7 @@ def test_invalid_utf8_in_a_nested_string_names_the_path() -> None:
 
 
 def test_nesting_past_the_limit_names_the_top_level_field() -> None:
-    value: dict[str, object] = {"x": 1}
+    value: Any = {"x": 1}
     for _ in range(DIAGNOSE_DEPTH):
         value = {"x": value}
     request = verdict_pb2.EvaluateRequest()
