@@ -5,11 +5,12 @@ VerdictError                      base; never raised itself
 ├── InvalidArgument               the request is wrong whatever the server's state  → INVALID_ARGUMENT
 │   └── InvalidConfig             an evaluator configuration is wrong (field path)  → INVALID_ARGUMENT
 ├── Unauthenticated               no valid bearer token or client certificate        → UNAUTHENTICATED
-├── PermissionDenied              outside workspace_root, or not in the caller's policy → PERMISSION_DENIED
+├── PermissionDenied              outside workspace_root, or the policy forbids it   → PERMISSION_DENIED
 ├── ResourceExhausted             too big, or too busy (a bounded queue overflowed)  → RESOURCE_EXHAUSTED
 ├── DeadlineTooShort              the caller has no time left for the work asked     → DEADLINE_EXCEEDED
 ├── FailedPrecondition            the server is not set up for this call             → FAILED_PRECONDITION
-└── Unavailable                   the server is shutting down                        → UNAVAILABLE
+├── Unavailable                   the server is shutting down                        → UNAVAILABLE
+└── Internal                      nobody raised it on purpose (a bug); fixed message → INTERNAL
 
 ConfigError(ValueError)           server configuration rejected at startup (not a gRPC error)
 ```
@@ -30,6 +31,7 @@ __all__ = [
     "ConfigError",
     "DeadlineTooShort",
     "FailedPrecondition",
+    "Internal",
     "InvalidArgument",
     "InvalidConfig",
     "PermissionDenied",
@@ -80,7 +82,8 @@ class InvalidArgument(VerdictError):
 class InvalidConfig(InvalidArgument):
     """Raised when an evaluator configuration is rejected: unknown type, unknown key, missing or mistyped field.
 
-    The reference dropped unknown keys silently and that caused real bugs (BUG-2893/2894), so here they are errors.
+    little-loops dropped unknown keys silently, and two loop authors once wrote `key:` and saw nothing happen, so here
+    they are errors.
     """
 
     default_reason = "INVALID_EVALUATOR_CONFIG"
@@ -128,6 +131,14 @@ class Unavailable(VerdictError):
 
     code_name = "UNAVAILABLE"
     default_reason = "SHUTTING_DOWN"
+
+
+class Internal(VerdictError):
+    """Stands for an exception nobody raised on purpose: the rpc layer logs the traceback and sends only this, so a
+    caller learns that the server failed and nothing of its internals. Domain code never raises it."""
+
+    code_name = "INTERNAL"
+    default_reason = "INTERNAL"
 
 
 class ConfigError(ValueError):
