@@ -2,7 +2,7 @@
 
 grpcio answers a request its deserializer refuses with UNKNOWN ("Exception deserializing request") or INTERNAL,
 which blames the server for the caller's bytes and fires the server-error alerts at a caller's will: a health probe
-with invalid UTF-8 in `service` was enough. VerdictService decodes leniently itself (`rpc.py`); this interceptor gives
+with invalid UTF-8 in `service` was enough. VerdictService decodes leniently itself (`wire.py`); this interceptor gives
 the health service and reflection the same rule: a request that does not decode is INVALID_ARGUMENT naming the field
 (reason `UNDECODABLE_REQUEST`), whichever handler shape (unary, server streaming, bidirectional) serves it.
 """
@@ -16,7 +16,8 @@ from typing import Any
 import grpc
 import grpc.aio
 
-from verdict.rpc import Undecodable, to_status, undecodable
+from verdict.rpc import to_status
+from verdict.wire import Undecodable, undecodable
 
 __all__ = ["LenientDecoding"]
 

@@ -4,9 +4,13 @@ Why one door: every child must get the same protections, and a protection writte
 one of them. A `Command` is an argv list (never a shell), an explicit minimal environment, stdin bytes or /dev/null, a
 time limit and an output cap. The runner starts it in a new session (its own process group), so that on timeout, on
 cancellation of the calling RPC, at shutdown, and even after a normal exit, the whole group is killed: CLIs such as
-codex and gemini run a child that outlives a kill of the parent alone. Concurrency per tool is bounded with a queue
-that rejects overflow (`ResourceExhausted`) instead of growing without limit. Counts, durations and timeouts per tool
-are recorded here, once, for every caller.
+codex and gemini run a child that outlives a kill of the parent alone. Counts, durations and timeouts per tool are
+recorded here, once, for every caller.
+
+The runner is also the one owner of the server's concurrency limits: every named pool (`bash`, `git`, `judge`,
+`parse`) is a `SlotLimit` it holds, sized from the config in one place (`pool_sizes`), with a queue that rejects
+overflow (`ResourceExhausted`) instead of growing without limit. Callers ask for a pool by name (`Runner.limit`);
+nobody else makes a semaphore.
 
 A descendant can also leave the group (`setsid`, a Node `detached: true` child, a daemon's double fork), and a group
 kill misses it. So every child carries a per-call marker in its environment (`VERDICT_CALL`), which its descendants
@@ -27,9 +31,10 @@ import itertools
 import os
 import signal
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
+from verdict.config import Config
 from verdict.errors import ResourceExhausted, resource_exhausted
 from verdict.metrics import Metrics
 
@@ -45,7 +50,9 @@ __all__ = [
     "kill_marked",
     "marked_processes",
     "minimal_env",
+    "pool_sizes",
     "reap_adopted",
+    "signal_name",
 ]
 
 MARKER_ENV = "VERDICT_CALL"
@@ -86,6 +93,21 @@ class Command:
     max_output_bytes: int = 1024 * 1024
     keep_tail: bool = False
     """Past the cap, keep the last bytes instead of the first: for CLIs that stream events and put the answer last."""
+    slot_held: bool = False
+    """The caller already holds a slot of this tool's pool (the judge service holds one across the whole call, the
+    wait for the deadline and HTTP hosts included), so the runner must not take a second one."""
+
+
+def signal_name(returncode: int | None) -> str | None:
+    """The name of the signal a negative return code stands for (SIGSEGV, ...), or None for an exit or no code.
+
+    The one place signal numbers become names, for children of the runner and workers of the parse pool alike."""
+    if returncode is None or returncode >= 0:
+        return None
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"
 
 
 @dataclass(frozen=True)
@@ -103,12 +125,7 @@ class Completed:
     @property
     def signal_name(self) -> str | None:
         """The name of the signal that ended the child (SIGSEGV, ...), or None."""
-        if self.returncode is None or self.returncode >= 0:
-            return None
-        try:
-            return signal.Signals(-self.returncode).name
-        except ValueError:
-            return f"signal {-self.returncode}"
+        return signal_name(self.returncode)
 
 
 class CommandNotFound(Exception):
@@ -142,8 +159,13 @@ class SlotLimit:
     def held(self) -> int:
         return self._held
 
+    def per_call(self) -> asyncio.Semaphore:
+        """A semaphore as wide as this pool, for one call that fans out (a completion with many shell blocks): its
+        own checks wait their turn among themselves instead of filling the pool's queue and being refused."""
+        return asyncio.Semaphore(self.slots)
+
     @contextlib.asynccontextmanager
-    async def hold(self):  # type: ignore[no-untyped-def]
+    async def hold(self) -> AsyncIterator[None]:
         if self._semaphore.locked() and self._waiting >= self.queue:
             raise ResourceExhausted(
                 f"too many concurrent {self.name} calls: {self.slots} running and {self._waiting} queued",
@@ -163,8 +185,24 @@ class SlotLimit:
             self._semaphore.release()
 
 
+def pool_sizes(config: Config) -> dict[str, tuple[int, int]]:
+    """Slots and queue length of every named pool, from the config: the one place they are decided.
+
+    `bash` and `git` share max_concurrent_shell_checks; the git queue is shorter because a diffstat is one call per
+    request, a completion may hold many shell blocks. `parse` bounds the blocks one call sends to the parse pool at
+    once (the pool itself has parse_workers processes, and each call waits its turn there)."""
+    return {
+        "bash": (config.max_concurrent_shell_checks, 1024),
+        "git": (config.max_concurrent_shell_checks, 256),
+        "judge": (config.max_concurrent_judges, config.judge_queue_size),
+        "parse": (config.parse_workers, 1024),
+    }
+
+
 class Runner:
-    """Runs `Command`s. One per server; `shutdown()` kills whatever is still running."""
+    """Runs `Command`s and holds every concurrency pool. One per server; `shutdown()` kills whatever is still
+    running. `limits` are pools made up front (`for_config` makes all of them); a pool asked for later by name is
+    made then, from the caller's config, and shared from then on."""
 
     def __init__(self, metrics: Metrics, limits: Mapping[str, SlotLimit] | None = None) -> None:
         self.metrics = metrics
@@ -172,6 +210,20 @@ class Runner:
         self._live: set[int] = set()
         self._prefix = f"{os.getpid()}.{id(self):x}."
         self._calls = itertools.count(1)
+
+    @classmethod
+    def for_config(cls, config: Config, metrics: Metrics) -> Runner:
+        """The server's runner, with every named pool sized from `config`."""
+        pools = {name: SlotLimit(name, slots, queue) for name, (slots, queue) in pool_sizes(config).items()}
+        return cls(metrics, pools)
+
+    def limit(self, name: str, config: Config) -> SlotLimit:
+        """The pool called `name`; made from `pool_sizes(config)` the first time it is asked for, if the runner was
+        not built with it. Raises KeyError for a name no pool has."""
+        if name not in self.limits:
+            slots, queue = pool_sizes(config)[name]
+            self.limits[name] = SlotLimit(name, slots, queue)
+        return self.limits[name]
 
     @property
     def live_process_groups(self) -> frozenset[int]:
@@ -187,7 +239,7 @@ class Runner:
 
     async def run(self, command: Command) -> Completed:
         """Run one command to completion, its time limit, or the caller's cancellation (which is re-raised)."""
-        limit = self.limits.get(command.tool)
+        limit = None if command.slot_held else self.limits.get(command.tool)
         if limit is None:
             return await self._run(command)
         async with limit.hold():
