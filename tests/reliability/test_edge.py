@@ -3,6 +3,7 @@ descriptors says UNAVAILABLE with a retry hint. Each case here was INTERNAL or U
 
 from __future__ import annotations
 
+import errno
 import math
 import socket
 import time
@@ -17,6 +18,8 @@ from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha import reflection_pb2
 
 from tests.support import make_config, serving, start_server_process, stop_server_process
+from verdict.errors import resource_exhausted
+from verdict.rpc import to_status
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
 
 BAD_UTF8 = b"\x0a\x02\xff\xfe"  # field 1 (a string in every request below) holding invalid UTF-8
@@ -212,3 +215,31 @@ def test_descriptor_exhaustion_is_unavailable_with_a_retry_hint_never_internal(t
         if server.process.stderr is not None:
             print(server.process.stderr.read()[-6000:])
     assert server.process.returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("error", "resource"),
+    [
+        (OSError(errno.EMFILE, "Too many open files"), "file_descriptors"),
+        (OSError(errno.ENFILE, "File table overflow"), "file_descriptors"),
+        (OSError(errno.ENOMEM, "Cannot allocate memory"), "memory"),
+        (OSError(errno.EAGAIN, "Resource temporarily unavailable"), "processes"),
+        (MemoryError(), "memory"),
+    ],
+)
+def test_every_exhausted_resource_is_unavailable_with_a_retry_hint(error: BaseException, resource: str) -> None:
+    """The same mapping serves EMFILE (tested end to end above), ENOMEM and EAGAIN from fork, which a test running
+    as root cannot provoke reliably (RLIMIT_NPROC does not bind root)."""
+    exhausted = resource_exhausted(error, what="start bash")
+    assert exhausted is not None
+    status = status_pb2.Status.FromString(dict(to_status(exhausted).trailing_metadata)["grpc-status-details-bin"])
+    assert status.code == grpc.StatusCode.UNAVAILABLE.value[0]
+    assert exhausted.metadata["resource"] == resource
+    retry = _unpack(list(status.details), error_details_pb2.RetryInfo)
+    assert retry is not None
+    assert retry.retry_delay.ToNanoseconds() > 0
+
+
+def test_other_os_errors_are_not_called_exhaustion() -> None:
+    assert resource_exhausted(OSError(errno.ENOENT, "No such file"), what="x") is None
+    assert resource_exhausted(ValueError("x"), what="x") is None
