@@ -51,6 +51,7 @@ SURFACES = {
         "Unauthenticated",
         "Unavailable",
         "VerdictError",
+        "resource_exhausted",
     },
     "verdict.auth": {
         "ANONYMOUS",
@@ -67,7 +68,7 @@ SURFACES = {
     "verdict.tls": {"Certificates", "peer_identities", "server_credentials", "ssl_peer_identities"},
     "verdict.access": {"AccessInterceptor", "InFlight"},
     "verdict.scrape": {"MetricsHttpServer"},
-    "verdict.wire": {"DIAGNOSE_DEPTH", "Undecodable", "diagnose", "lenient_decoder", "varint"},
+    "verdict.wire": {"DIAGNOSE_DEPTH", "Undecodable", "diagnose", "lenient_decoder", "undecodable", "varint"},
 }
 
 REPO = Path(__file__).resolve().parents[1]

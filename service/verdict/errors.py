@@ -30,8 +30,6 @@ from collections.abc import Mapping
 
 __all__ = [
     "ERROR_DOMAIN",
-    "RESOURCE_ERRNOS",
-    "RETRY_AFTER_SECONDS",
     "ConfigError",
     "DeadlineTooShort",
     "FailedPrecondition",
@@ -148,7 +146,7 @@ class Unavailable(VerdictError):
     default_reason = "SHUTTING_DOWN"
 
 
-RESOURCE_ERRNOS = {
+_RESOURCE_ERRNOS = {
     errno.EMFILE: "file_descriptors",
     errno.ENFILE: "file_descriptors",
     errno.ENOMEM: "memory",
@@ -156,7 +154,7 @@ RESOURCE_ERRNOS = {
     errno.ENOBUFS: "memory",
 }
 """OS errors that say the server, not the request, ran out of something, and the `resource` label each counts as."""
-RETRY_AFTER_SECONDS = 1.0
+_RETRY_AFTER_SECONDS = 1.0
 """The retry hint for a call refused because the server ran out of a resource: long enough for in-flight calls to
 give back what they hold, short enough that a caller retrying once does not notice."""
 
@@ -170,15 +168,15 @@ def resource_exhausted(error: BaseException, *, what: str) -> Unavailable | None
     """
     if isinstance(error, MemoryError):
         resource = "memory"
-    elif isinstance(error, OSError) and error.errno in RESOURCE_ERRNOS:
-        resource = RESOURCE_ERRNOS[error.errno]
+    elif isinstance(error, OSError) and error.errno in _RESOURCE_ERRNOS:
+        resource = _RESOURCE_ERRNOS[error.errno]
     else:
         return None
     return Unavailable(
         f"the server could not {what}: out of {resource.replace('_', ' ')} for now; retry shortly",
         reason="SERVER_RESOURCES_EXHAUSTED",
         metadata={"resource": resource},
-        retry_after=RETRY_AFTER_SECONDS,
+        retry_after=_RETRY_AFTER_SECONDS,
     )
 
 
