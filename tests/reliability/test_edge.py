@@ -1,5 +1,6 @@
 """One rule at the edge: caller data and judge data never become INTERNAL or UNKNOWN, and a server out of
-descriptors says UNAVAILABLE with a retry hint. Each case here was INTERNAL or UNKNOWN before."""
+descriptors says UNAVAILABLE with a retry hint. Each case here was INTERNAL or UNKNOWN before. The tests that use the
+`fuzz` fixture also end with its checks: no process of any call left, no descriptor growth."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from google.rpc import error_details_pb2, status_pb2
 from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha import reflection_pb2
 
-from tests.support import make_config, serving, start_server_process, stop_server_process
+from tests.reliability.conftest import FuzzServer
+from tests.support import start_server_process, stop_server_process
 from verdict.errors import resource_exhausted
 from verdict.rpc import to_status
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
@@ -25,7 +27,7 @@ from verdict.v1 import verdict_pb2, verdict_pb2_grpc
 BAD_UTF8 = b"\x0a\x02\xff\xfe"  # field 1 (a string in every request below) holding invalid UTF-8
 
 
-def _details(error: grpc.aio.AioRpcError | grpc.RpcError) -> list[Any]:
+def _details(error: Any) -> list[Any]:
     for key, value in error.trailing_metadata() or ():
         if key == "grpc-status-details-bin":
             status = status_pb2.Status.FromString(value)
@@ -42,7 +44,7 @@ def _unpack(details: list[any_pb2.Any], kind: type[Any]) -> Any:
     return None
 
 
-def _field(error: grpc.aio.AioRpcError) -> str:
+def _field(error: Any) -> str:
     bad_request = _unpack(_details(error), error_details_pb2.BadRequest)
     assert bad_request is not None, error
     return str(bad_request.field_violations[0].field)
@@ -75,80 +77,76 @@ NON_FINITE_FIELDS = [
 ]
 
 
+def _refused(call: Any, request: Any) -> Any:
+    with pytest.raises(grpc.RpcError) as caught:
+        call(request, timeout=10)
+    return caught.value
+
+
 @pytest.mark.parametrize("number", [math.nan, math.inf, -math.inf], ids=["nan", "inf", "-inf"])
 @pytest.mark.parametrize(("config", "path"), NON_FINITE_FIELDS, ids=[path for _, path in NON_FINITE_FIELDS])
-async def test_a_non_finite_number_is_invalid_argument_naming_the_field(
-    config: dict[str, Any], path: str, number: float
+def test_a_non_finite_number_is_invalid_argument_naming_the_field(
+    fuzz: FuzzServer, config: dict[str, Any], path: str, number: float
 ) -> None:
-    async with serving(make_config()) as running:
-        with pytest.raises(grpc.aio.AioRpcError) as caught:
-            await running.stub.Evaluate(_with_value(config, path, number), timeout=10)
-    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert _field(caught.value).startswith(path)
+    error = _refused(fuzz.stub.Evaluate, _with_value(config, path, number))
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert _field(error).startswith(path)
 
 
 @pytest.mark.parametrize(
     "workspace", ["a" * 300, "a/" * 3000, "é" * 200], ids=["component", "path-max", "component-bytes"]
 )
-async def test_a_path_the_os_refuses_is_invalid_argument(tmp_path: Path, workspace: str) -> None:
+def test_a_path_the_os_refuses_is_invalid_argument(fuzz: FuzzServer, workspace: str) -> None:
     request = verdict_pb2.EvaluateRequest(
         config=verdict_pb2.EvaluatorConfig(diff_stall=verdict_pb2.DiffStallConfig()), workspace=workspace
     )
-    async with serving(make_config(workspace_root=str(tmp_path))) as running:
-        with pytest.raises(grpc.aio.AioRpcError) as caught:
-            await running.stub.Evaluate(request, timeout=10)
-    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert _field(caught.value) == "workspace"
+    error = _refused(fuzz.stub.Evaluate, request)
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert _field(error) == "workspace"
 
 
-async def test_a_baseline_path_the_os_refuses_is_invalid_argument_naming_it(tmp_path: Path) -> None:
+def test_a_baseline_path_the_os_refuses_is_invalid_argument_naming_it(fuzz: FuzzServer) -> None:
     request = verdict_pb2.EvaluateRequest(
         config=verdict_pb2.EvaluatorConfig(comparator=verdict_pb2.ComparatorConfig(baseline_path="b" * 300))
     )
-    async with serving(make_config(workspace_root=str(tmp_path), judge_host="claude-code")) as running:
-        with pytest.raises(grpc.aio.AioRpcError) as caught:
-            await running.stub.Evaluate(request, timeout=10)
-    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert _field(caught.value) == "config.comparator.baseline_path"
+    error = _refused(fuzz.stub.Evaluate, request)
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert _field(error) == "config.comparator.baseline_path"
 
 
 @pytest.mark.parametrize("method", ["Check", "Watch"])
-async def test_the_health_service_answers_undecodable_bytes_with_invalid_argument(method: str) -> None:
-    async with serving(make_config()) as running:
-        path = f"/grpc.health.v1.Health/{method}"
-        call = running.channel.unary_unary(path) if method == "Check" else running.channel.unary_stream(path)
+def test_the_health_service_answers_undecodable_bytes_with_invalid_argument(fuzz: FuzzServer, method: str) -> None:
+    path = f"/grpc.health.v1.Health/{method}"
 
-        async def ask() -> None:
-            result = call(BAD_UTF8, timeout=10)
-            if method == "Check":
-                await result
-                return
-            async for _ in result:
-                pass
+    def ask(data: bytes, timeout: float) -> None:
+        if method == "Check":
+            fuzz.channel.unary_unary(path)(data, timeout=timeout)
+            return
+        for _ in fuzz.channel.unary_stream(path)(data, timeout=timeout):
+            pass
 
-        with pytest.raises(grpc.aio.AioRpcError) as caught:
-            await ask()
-        assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-        assert _field(caught.value) == "service"
-        # and a good request still works afterwards
-        health = running.channel.unary_unary(
-            "/grpc.health.v1.Health/Check",
-            request_serializer=health_pb2.HealthCheckRequest.SerializeToString,
-            response_deserializer=health_pb2.HealthCheckResponse.FromString,
-        )
-        assert (await health(health_pb2.HealthCheckRequest(service=""), timeout=10)).status == 1
+    error = _refused(ask, BAD_UTF8)
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert _field(error) == "service"
+    health = fuzz.channel.unary_unary(
+        "/grpc.health.v1.Health/Check",
+        request_serializer=health_pb2.HealthCheckRequest.SerializeToString,
+        response_deserializer=health_pb2.HealthCheckResponse.FromString,
+    )
+    assert health(health_pb2.HealthCheckRequest(service=""), timeout=10).status == 1, "good requests still work"
 
 
-async def test_reflection_answers_undecodable_bytes_with_invalid_argument() -> None:
-    async with serving(make_config()) as running:
-        call = running.channel.stream_stream(
-            "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
-            response_deserializer=reflection_pb2.ServerReflectionResponse.FromString,
-        )
-        with pytest.raises(grpc.aio.AioRpcError) as caught:
-            async for _ in call(iter([b"\x0a\x02\xff\xfe"]), timeout=10):
-                pass
-        assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+def test_reflection_answers_undecodable_bytes_with_invalid_argument(fuzz: FuzzServer) -> None:
+    call = fuzz.channel.stream_stream(
+        "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+        response_deserializer=reflection_pb2.ServerReflectionResponse.FromString,
+    )
+
+    def ask(data: bytes, timeout: float) -> None:
+        for _ in call(iter([data]), timeout=timeout):
+            pass
+
+    assert _refused(ask, BAD_UTF8).code() == grpc.StatusCode.INVALID_ARGUMENT
 
 
 def _open_descriptors(pid: int) -> int:
