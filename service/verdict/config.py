@@ -3,7 +3,8 @@
 Every key `some_key` can be set three ways, the later winning: the YAML file given to `--config`, the environment
 variable `VERDICT_SOME_KEY`, and the flag `--some-key` of `verdict serve`. Unknown keys in the file or in
 `VERDICT_*` variables are rejected with an error that names them, because a typo that is silently ignored is a setting
-that silently does nothing.
+that silently does nothing. The one exception is the set of variables Kubernetes injects for a Service named `verdict`
+(`VERDICT_PORT=tcp://...`, `VERDICT_SERVICE_HOST`, ...): they are skipped with a debug line, see `is_service_link`.
 
 The environment is passed in as a mapping, so tests never patch `os.environ`.
 """
@@ -12,7 +13,9 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import logging
 import math
+import re
 import types
 import typing
 from collections.abc import Mapping
@@ -24,7 +27,9 @@ import yaml
 
 from verdict.errors import ConfigError
 
-__all__ = ["ENV_PREFIX", "Config", "config_keys", "load_config", "parse_value"]
+__all__ = ["ENV_PREFIX", "Config", "config_keys", "is_service_link", "load_config", "parse_value"]
+
+_log = logging.getLogger(__name__)
 
 ENV_PREFIX = "VERDICT_"
 JUDGE_TIMEOUT_CEILING_SECONDS = 1800.0
@@ -229,6 +234,38 @@ def parse_value(key: str, raw: object) -> object:
     raise ConfigError(key, f"unsupported type {kind!r}")  # pragma: no cover - a new field type needs a branch here
 
 
+_IPV4 = r"[0-9]{1,3}(?:\.[0-9]{1,3}){3}"
+_IPV6 = r"[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*"
+_IP = rf"{_IPV4}|{_IPV6}"
+_PORT = r"[0-9]{1,5}"
+_URL = rf"(?:tcp|udp|sctp)://(?:{_IPV4}|\[{_IPV6}\]):{_PORT}"
+_SERVICE_LINKS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = tuple(
+    (re.compile(name), re.compile(value))
+    for name, value in (
+        (r"SERVICE_HOST", _IP),
+        (r"SERVICE_PORT", _PORT),
+        (r"SERVICE_PORT_[A-Z0-9_]+", _PORT),
+        (r"PORT", _URL),
+        (rf"PORT_{_PORT}_(?:TCP|UDP|SCTP)", _URL),
+        (rf"PORT_{_PORT}_(?:TCP|UDP|SCTP)_PROTO", r"tcp|udp|sctp"),
+        (rf"PORT_{_PORT}_(?:TCP|UDP|SCTP)_PORT", _PORT),
+        (rf"PORT_{_PORT}_(?:TCP|UDP|SCTP)_ADDR", _IP),
+    )
+)
+"""The variables kubelet injects into every pod of a namespace for a Service named `verdict` (service links, on
+unless a pod sets `enableServiceLinks: false`): name pattern after `VERDICT_`, and the shape of the value kubelet
+writes. They are not configuration, and a pod that merely shares a namespace with such a Service must still start.
+Matching the value too keeps a hand-written `VERDICT_PORT=50051` (someone guessing a key name) an error."""
+
+
+def is_service_link(name: str, value: str) -> bool:
+    """Whether `name=value` is a variable Kubernetes injects for a Service named `verdict`, not a setting."""
+    if not name.startswith(ENV_PREFIX):
+        return False
+    suffix = name[len(ENV_PREFIX) :]
+    return any(n.fullmatch(suffix) and v.fullmatch(value) for n, v in _SERVICE_LINKS)
+
+
 def _unknown(key: str, source: str) -> ConfigError:
     close = difflib.get_close_matches(key, config_keys(), n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
@@ -265,6 +302,9 @@ def load_config(
             continue
         key = name[len(ENV_PREFIX) :].lower()
         if key not in config_keys():
+            if is_service_link(name, raw):
+                _log.debug("ignoring %s: a Kubernetes service-link variable, not a setting", name)
+                continue
             raise _unknown(key, f"environment variable {name}")
         values[key] = parse_value(key, raw)
     for key, raw in (flags or {}).items():
