@@ -126,6 +126,15 @@ class Config:
         "Judge host CLI (claude-code, codex, gemini, qwen, kimi-code, omp) or an OpenAI-compatible base URL. "
         "Empty: LL_HOST_CLI, then the first CLI found on PATH.",
     )
+    judge_api_key_file: str = _key(
+        "",
+        "File holding the API key an OpenAI-compatible judge_host is sent as `Authorization: Bearer` (a mounted "
+        "Secret); re-read when it changes. Empty: no key, unless judge_api_key_env names one.",
+    )
+    judge_api_key_env: str = _key(
+        "",
+        "Name of the environment variable holding that key (the name, not the key). At most one of the two is set.",
+    )
     judge_model: str = _key("sonnet", "Model alias passed to the judge when the evaluator names none.")
     judge_timeout_seconds: float = _key(
         300.0, f"Time limit for one judge call; at most {JUDGE_TIMEOUT_CEILING_SECONDS:.0f}.", minimum=1
@@ -168,8 +177,25 @@ class Config:
         for key in ("judge_timeout_seconds", "second_opinion_timeout_seconds"):
             if getattr(self, key) > JUDGE_TIMEOUT_CEILING_SECONDS:
                 raise ConfigError(key, f"must be at most {JUDGE_TIMEOUT_CEILING_SECONDS:.0f}, got {getattr(self, key)}")
+        self._check_api_key_settings()
         if self.workspace_root and not Path(self.workspace_root).is_absolute():
             raise ConfigError("workspace_root", f"must be an absolute path, got {self.workspace_root!r}")
+
+    def _check_api_key_settings(self) -> None:
+        """Shape only: whether the file can be read and the variable is set is checked when the judges are built."""
+        if self.judge_api_key_file and self.judge_api_key_env:
+            raise ConfigError("judge_api_key_env", "set judge_api_key_file or judge_api_key_env, not both")
+        if self.judge_api_key_file and not Path(self.judge_api_key_file).is_absolute():
+            raise ConfigError("judge_api_key_file", f"must be an absolute path, got {self.judge_api_key_file!r}")
+        variable = self.judge_api_key_env
+        if variable and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", variable):
+            raise ConfigError("judge_api_key_env", "must be the name of an environment variable (letters, digits, _)")
+        if variable.upper().startswith(ENV_PREFIX):
+            raise ConfigError(
+                "judge_api_key_env",
+                f"{variable} would be read as a configuration key; name a variable without the "
+                f"{ENV_PREFIX} prefix (e.g. OPENAI_API_KEY)",
+            )
 
     def describe(self) -> dict[str, str]:
         """Each key's documentation, for `verdict serve --help` and docs/configuration.md."""

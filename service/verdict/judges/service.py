@@ -24,7 +24,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import ipaddress
 import json
+import logging
 import os
 import shutil
 import tempfile
@@ -36,8 +38,9 @@ from pathlib import Path
 from typing import Any
 
 from verdict.config import JUDGE_TIMEOUT_CEILING_SECONDS, Config
-from verdict.errors import DeadlineTooShort, FailedPrecondition, InvalidConfig, VerdictError
+from verdict.errors import ConfigError, DeadlineTooShort, FailedPrecondition, InvalidConfig, VerdictError
 from verdict.judges import chat
+from verdict.judges.credentials import KeySource, key_source, origin
 from verdict.judges.envelopes import EnvelopeError, JudgeReply, loads, read_chat_completion, read_envelope
 from verdict.judges.hosts import CLAUDE_ONLY_MODELS, MAX_ARGUMENT_BYTES, CliHost, Host, HttpHost, select_host
 from verdict.judges.payload import PayloadError, verdict_payload
@@ -75,6 +78,18 @@ over gRPC's 4 MiB message limit: the caller got RESOURCE_EXHAUSTED instead of th
 RAW_PAYLOAD_CHARS = 16 * 1024
 """An answer object bigger than this (as JSON) is shown in `raw` by its answer keys only, each clipped."""
 _ANSWER_KEYS = ("verdict", "verdict_a", "verdict_b", "ok", "confidence", "reason", "evidence")
+
+
+_log = logging.getLogger(__name__)
+
+
+def _is_loopback(hostname: str) -> bool:
+    if hostname == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(hostname).is_loopback
+    except ValueError:
+        return False
 
 
 def clip(text: str, limit: int = DETAIL_TEXT_CHARS) -> str:
@@ -332,6 +347,33 @@ class JudgeService:
         self.metrics.judges_waiting.set_function(lambda: self.slots.waiting)
         self._host = select_host(config.judge_host, self.env)
         self._as_root = os.geteuid() == 0
+        self._credentials, self._key_origin = self._bind_credentials()
+
+    def _bind_credentials(self) -> tuple[KeySource | None, tuple[str, str, int] | None]:
+        """The configured API key and the one origin it may be sent to: the judge host's. Raises ConfigError when
+        the key cannot be read or there is no HTTP judge host to send it to (a setting that would do nothing)."""
+        source = key_source(self.config.judge_api_key_file, self.config.judge_api_key_env, self.env)
+        if source is None:
+            return None, None
+        if not isinstance(self._host, HttpHost):
+            raise ConfigError(
+                source.setting,
+                "is set, but the judge host is not an http(s) URL; a CLI judge reads its credentials from its own "
+                "environment variables (docs/judges.md)",
+            )
+        bound = origin(self._host.base_url)
+        if bound[0] == "http" and not _is_loopback(bound[1]):
+            _log.warning(
+                "the judge API key is sent over plain http to %s: anyone on the network path can read it; use https",
+                bound[1],
+            )
+        return source, bound
+
+    def _with_credentials(self, host: Host) -> Host:
+        """`host` carrying the API key when it is the origin the key was configured for; any other host unchanged."""
+        if isinstance(host, HttpHost) and self._credentials is not None and origin(host.base_url) == self._key_origin:
+            return dataclasses.replace(host, credentials=self._credentials)
+        return host
 
     @property
     def host(self) -> Host | None:
@@ -343,6 +385,8 @@ class JudgeService:
     async def ask(self, request: JudgeRequest) -> JudgeAnswer:
         """Ask one judge one question. Raises DeadlineTooShort, ResourceExhausted, FailedPrecondition (see module)."""
         host = request.host or self.host
+        if host is not None:
+            host = self._with_credentials(host)
         if host is None:
             raise FailedPrecondition(
                 "no judge host: set judge_host (a CLI name or an http(s) URL) or LL_HOST_CLI, or put one of claude, "
@@ -489,6 +533,8 @@ class JudgeService:
             return _failure(host.name, url, JudgeOutcome.TIMEOUT, "LLM evaluation timeout", timeout=True)
         except chat.ChatUnreachable as exc:
             return _failure(host.name, url, JudgeOutcome.API_ERROR, str(exc), api_error=True, unreachable=True)
+        except chat.CredentialError as exc:
+            return _failure(host.name, url, JudgeOutcome.API_ERROR, str(exc), api_error=True, credentials=True)
         return interpret_http(host, response, request.read_payload)
 
     def _record(self, host: Host, request: JudgeRequest, answer: JudgeAnswer, elapsed: float) -> None:
