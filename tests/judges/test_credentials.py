@@ -160,7 +160,9 @@ def test_the_key_never_prints(key_file: Path) -> None:
     assert host == HttpHost("https://api.example.com"), "the key takes no part in comparisons"
 
 
-@pytest.mark.parametrize("content", ["", "\n  \n", "sk-one\nsk-two", "sk-\x00nul", "sk-abc\r\nX-Injected: yes", "ключ"])
+@pytest.mark.parametrize(
+    "content", ["", "\n  \n", "sk-one\nsk-two", "sk-\x00nul", "sk-abc\r\nX-Injected: yes", "ключ", 'sk-"quoted"']
+)
 def test_an_unusable_key_is_refused_without_echoing_it(tmp_path: Path, content: str) -> None:
     path = tmp_path / "key"
     path.write_text(content)

@@ -10,9 +10,9 @@ build_judges(config, runner, metrics, env) -> Judges
 ```
 
 Nothing here imports grpc. Layout: `hosts` (argv, env, stdin per CLI; host selection), `envelopes` (one reader per
-host → JudgeReply), `payload` (the answer object: structured output, JSON, tags), `chat` (the HTTP backend),
-`service` (one call: deadline, slot, private HOME, failure order, metrics), then one module per evaluator and
-`second_opinion`.
+host → JudgeReply), `payload` (the answer object: structured output, JSON, tags), `chat` (the HTTP backend) and
+`credentials` (its API key), `service` (one call: deadline, slot, private HOME, failure order, metrics), then one
+module per evaluator and `second_opinion`.
 """
 
 from __future__ import annotations

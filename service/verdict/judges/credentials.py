@@ -10,8 +10,9 @@ How it stays secret:
 
 - `ApiKey` never prints its value (repr and str are redacted), so a logged or formatted host or exception cannot
   carry it; the value leaves only through `authorization()`, into the request header.
-- A key with characters outside visible ASCII is refused at load: `http.client` would reject such a header with an
-  exception whose message quotes the value, and a CR/LF would inject headers.
+- A key with characters outside visible ASCII (or a quote or backslash) is refused at load: `http.client` would
+  reject such a header with an exception whose message quotes the value, a CR/LF would inject headers, and a key that
+  JSON escapes could be echoed in a spelling `redact` does not look for.
 - Every text that came back from the endpoint (an error body that echoes the key, a reply that quotes it) passes
   through `redact` before anything reads it, so it cannot reach details, logs or metrics either.
 - The key goes only to the origin (scheme, host, port) of the judge host it was configured for, never to another
@@ -36,7 +37,8 @@ __all__ = ["REDACTED", "ApiKey", "CredentialError", "KeyEnv", "KeyFile", "KeySou
 REDACTED = "[redacted]"
 MAX_KEY_BYTES = 16 * 1024
 """A key file bigger than this is a wrong file (a certificate bundle, a log), not a key."""
-_KEY_CHARACTERS = re.compile(r"[\x21-\x7e]+")
+_KEY_CHARACTERS = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
+"""Visible ASCII but `"` and `\\`: a key is spelled the same in JSON (but for `/`), so an echo of it is found."""
 
 
 class CredentialError(Exception):
@@ -54,8 +56,8 @@ class ApiKey:
             raise CredentialError(f"{source} holds no key (it is empty)")
         if len(value.encode()) > MAX_KEY_BYTES or not _KEY_CHARACTERS.fullmatch(value):
             raise CredentialError(
-                f"{source} does not hold a usable key: it must be one line of visible ASCII characters, at most "
-                f"{MAX_KEY_BYTES} bytes"
+                f"{source} does not hold a usable key: it must be one line of visible ASCII characters other than "
+                f"quote and backslash, at most {MAX_KEY_BYTES} bytes"
             )
         self._value = value
 
