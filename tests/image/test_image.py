@@ -236,6 +236,17 @@ def test_health_is_serving_for_readiness_and_liveness(container: Container) -> N
         assert _health(container.target, service) == health_pb2.HealthCheckResponse.SERVING, service
 
 
+def test_the_shipped_probe_works_inside_the_read_only_container(container: Container) -> None:
+    """The sidecar overlay's exec probes and the HEALTHCHECK run this very command in the container."""
+    for service in (SERVICE_NAME, LIVENESS_SERVICE):
+        probe = container.exec(
+            "python", "/opt/verdict/health_probe.py", "--address", "127.0.0.1:50051", "--service", service
+        )
+        assert probe.returncode == 0, probe.stdout + probe.stderr
+    unknown = container.exec("python", "/opt/verdict/health_probe.py", "--address", "127.0.0.1:50051", "--service", "x")
+    assert unknown.returncode != 0, "a probe that cannot fail proves nothing"
+
+
 def test_it_runs_as_uid_10001_on_a_read_only_root(container: Container) -> None:
     assert container.exec("id", "-u").stdout.strip() == str(UID)
     pid1 = container.exec("cat", "/proc/1/cmdline").stdout.split("\0")
