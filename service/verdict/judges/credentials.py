@@ -22,6 +22,8 @@ How it stays secret:
 
 from __future__ import annotations
 
+import ipaddress
+import logging
 import os
 import re
 import threading
@@ -32,7 +34,19 @@ from urllib.parse import urlsplit
 
 from verdict.errors import ConfigError
 
-__all__ = ["REDACTED", "ApiKey", "CredentialError", "KeyEnv", "KeyFile", "KeySource", "key_source", "origin"]
+__all__ = [
+    "REDACTED",
+    "ApiKey",
+    "CredentialError",
+    "KeyEnv",
+    "KeyFile",
+    "KeySource",
+    "bind_origin",
+    "key_source",
+    "origin",
+]
+
+_log = logging.getLogger(__name__)
 
 REDACTED = "[redacted]"
 MAX_KEY_BYTES = 16 * 1024
@@ -162,3 +176,30 @@ def key_source(file: str, variable: str, env: Mapping[str, str]) -> KeySource | 
     except CredentialError as exc:
         raise ConfigError("judge_api_key_file" if file else "judge_api_key_env", str(exc)) from None
     return None
+
+
+def _is_loopback(hostname: str) -> bool:
+    if hostname == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(hostname).is_loopback
+    except ValueError:
+        return False
+
+
+def bind_origin(source: KeySource, judge_url: str | None) -> tuple[str, str, int]:
+    """The one origin the key may go to: the judge host's. Raises ConfigError when the judge host is not an http(s)
+    URL (the key would be a setting that does nothing); warns when the key would cross the network in clear text."""
+    if judge_url is None:
+        raise ConfigError(
+            source.setting,
+            "is set, but the judge host is not an http(s) URL; a CLI judge reads its credentials from its own "
+            "environment variables (docs/judges.md)",
+        )
+    bound = origin(judge_url)
+    if bound[0] == "http" and not _is_loopback(bound[1]):
+        _log.warning(
+            "the judge API key is sent over plain http to %s: anyone on the network path can read it; use https",
+            bound[1],
+        )
+    return bound
