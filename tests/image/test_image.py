@@ -13,9 +13,11 @@ import http.server
 import json
 import os
 import shutil
+import ssl
 import subprocess
 import threading
 import time
+import urllib.request
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -26,6 +28,7 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from tests.certs import CertificateAuthority
 from verdict.rpc import SERVICE_NAME
 from verdict.server import LIVENESS_SERVICE
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
@@ -132,6 +135,14 @@ class Container:
     name: str
     workspace: Path
     judge: JudgeEndpoint
+    ca: bytes | None = None
+    """With TLS on: the CA that signed the server's certificate (for `localhost`)."""
+
+    def channel(self) -> grpc.Channel:
+        if self.ca is None:
+            return grpc.insecure_channel(self.target)
+        credentials = grpc.ssl_channel_credentials(root_certificates=self.ca)
+        return grpc.secure_channel(self.target, credentials, options=[("grpc.ssl_target_name_override", "localhost")])
 
     def port(self, container_port: int) -> str:
         mapping = docker("port", self.name, f"{container_port}/tcp").stdout.splitlines()[0]
@@ -155,13 +166,20 @@ def _git(repo: Path, *args: str) -> None:
     )
 
 
-def _health(target: str, service: str) -> int:
-    with grpc.insecure_channel(target) as channel:
+def _health(container: Container, service: str) -> int:
+    with container.channel() as channel:
         request = health_pb2.HealthCheckRequest(service=service)
         return int(health_pb2_grpc.HealthStub(channel).Check(request, timeout=5).status)
 
 
-def _start(image: str, workspace: Path, judge: JudgeEndpoint, *extra_env: str) -> Container:
+def _start(
+    image: str,
+    workspace: Path,
+    judge: JudgeEndpoint,
+    *extra_env: str,
+    volumes: tuple[str, ...] = (),
+    ca: bytes | None = None,
+) -> Container:
     name = f"verdict-image-test-{uuid.uuid4().hex[:12]}"
     env = {
         **SERVICE_LINKS,
@@ -177,15 +195,17 @@ def _start(image: str, workspace: Path, judge: JudgeEndpoint, *extra_env: str) -
         argv += ["--env", f"{key}={value}"]
     for item in extra_env:
         argv += ["--env", item]
+    for volume in volumes:
+        argv += ["--volume", volume]
     docker(*argv, image)
-    container = Container(name, workspace, judge)
+    container = Container(name, workspace, judge, ca)
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
         state = docker("inspect", "--format", "{{.State.Status}}", name).stdout.strip()
         if state != "running":
             raise AssertionError(f"the container stopped ({state}) before serving:\n{container.logs()}")
         try:
-            if _health(container.target, SERVICE_NAME) == health_pb2.HealthCheckResponse.SERVING:
+            if _health(container, SERVICE_NAME) == health_pb2.HealthCheckResponse.SERVING:
                 return container
         except (grpc.RpcError, IndexError):
             pass
@@ -227,13 +247,13 @@ def container(image: str, workspace: Path, judge: JudgeEndpoint) -> Iterator[Con
 
 @pytest.fixture(scope="module")
 def stub(container: Container) -> Iterator[verdict_pb2_grpc.VerdictServiceStub]:
-    with grpc.insecure_channel(container.target) as channel:
+    with container.channel() as channel:
         yield verdict_pb2_grpc.VerdictServiceStub(channel)
 
 
 def test_health_is_serving_for_readiness_and_liveness(container: Container) -> None:
     for service in ("", SERVICE_NAME, LIVENESS_SERVICE):
-        assert _health(container.target, service) == health_pb2.HealthCheckResponse.SERVING, service
+        assert _health(container, service) == health_pb2.HealthCheckResponse.SERVING, service
 
 
 def test_the_shipped_probe_works_inside_the_read_only_container(container: Container) -> None:
@@ -309,8 +329,6 @@ def test_an_http_judge_gets_the_key_from_the_named_variable(
 
 
 def test_metrics_are_served(container: Container) -> None:
-    import urllib.request
-
     with urllib.request.urlopen(f"http://{container.port(9464)}/metrics", timeout=10) as reply:
         text = reply.read().decode()
     assert "verdict_judge_calls_total" in text
@@ -321,7 +339,7 @@ def test_sigterm_drains_the_call_in_flight_and_exits_zero(image: str, workspace:
     judge = JudgeEndpoint(bridge_gateway, delay=3.0)
     container = _start(image, workspace, judge)
     try:
-        with grpc.insecure_channel(container.target) as channel:
+        with container.channel() as channel:
             stub = verdict_pb2_grpc.VerdictServiceStub(channel)
             request = verdict_pb2.EvaluateRequest(
                 config=verdict_pb2.EvaluatorConfig(llm_structured=verdict_pb2.LlmStructuredConfig()),
@@ -339,4 +357,48 @@ def test_sigterm_drains_the_call_in_flight_and_exits_zero(image: str, workspace:
         assert "stopped" in logs
     finally:
         judge.close()
+        docker("rm", "--force", container.name, check=False)
+
+
+def test_tls_with_a_generated_certificate_on_both_ports(
+    image: str, workspace: Path, judge: JudgeEndpoint, tmp_path: Path
+) -> None:
+    """The certificate, its key and the CA come in as a read-only volume (a Secret in Kubernetes), readable by the
+    container's uid; both ports then speak TLS only, and the shipped probe checks health over TLS."""
+    authority = CertificateAuthority(tmp_path / "ca")
+    issued = authority.issue("server", sans=("DNS:localhost", "IP:127.0.0.1"))
+    secret = tmp_path / "tls"
+    secret.mkdir()
+    for name, source in (("tls.crt", issued.cert_file), ("tls.key", issued.key_file), ("ca.crt", authority.cert_file)):
+        shutil.copyfile(source, secret / name)
+    for path in [secret, *secret.iterdir()]:
+        os.chown(path, UID, UID)
+        path.chmod(0o500 if path.is_dir() else 0o400)
+    container = _start(
+        image,
+        workspace,
+        judge,
+        "VERDICT_TLS_CERT_FILE=/etc/verdict-tls/tls.crt",
+        "VERDICT_TLS_KEY_FILE=/etc/verdict-tls/tls.key",
+        volumes=(f"{secret}:/etc/verdict-tls:ro",),
+        ca=authority.cert,
+    )
+    try:
+        with container.channel() as channel:
+            stub = verdict_pb2_grpc.VerdictServiceStub(channel)
+            answer = stub.VerifyResponse(verdict_pb2.VerifyResponseRequest(text="```bash\necho ok\n```"), timeout=30)
+        assert answer.verdict == verdict_pb2.VERIFY_VERDICT_OK
+        with grpc.insecure_channel(container.target) as plaintext, pytest.raises(grpc.RpcError) as refused:
+            health_pb2_grpc.HealthStub(plaintext).Check(health_pb2.HealthCheckRequest(), timeout=5)
+        assert refused.value.code() == grpc.StatusCode.UNAVAILABLE, "plaintext is refused on a TLS port"
+        context = ssl.create_default_context(cadata=authority.cert.decode())
+        url = f"https://{container.port(9464)}/metrics"
+        with urllib.request.urlopen(url, timeout=10, context=context) as page:
+            assert "verdict_" in page.read().decode()
+        probe = container.exec(
+            "python", "/opt/verdict/health_probe.py", "--address", "127.0.0.1:50051", "--service", LIVENESS_SERVICE,
+            "--ca-file", "/etc/verdict-tls/ca.crt", "--server-name", "localhost",
+        )  # fmt: skip
+        assert probe.returncode == 0, probe.stdout + probe.stderr
+    finally:
         docker("rm", "--force", container.name, check=False)
