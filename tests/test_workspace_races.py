@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 from prometheus_client import CollectorRegistry
 
+from verdict import workspace
 from verdict.config import Config
 from verdict.errors import PermissionDenied
 from verdict.evaluators import EvaluationInput, Evaluations
@@ -86,6 +87,16 @@ def flipping(path: Path, target: Path, mode: str = "link") -> Iterator[collectio
     assert counts["flips"] > 0, "the attacker never ran"
 
 
+@pytest.fixture(params=["openat2", "walk"])
+def resolution(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each file test runs once with openat2 (when the kernel has it) and once with the fallback walk, which is what
+    a kernel without openat2 (or a seccomp profile hiding it) gets."""
+    if request.param == "openat2" and not workspace.have_openat2():
+        pytest.skip("no openat2 on this kernel")
+    monkeypatch.setattr(workspace, "_HAVE_OPENAT2", request.param == "openat2")
+    return str(request.param)
+
+
 @pytest.fixture
 def places(tmp_path: Path) -> tuple[Path, Path]:
     root, outside = tmp_path / "root", tmp_path / "outside"
@@ -94,7 +105,7 @@ def places(tmp_path: Path) -> tuple[Path, Path]:
     return root, outside
 
 
-async def test_reads_never_return_outside_content(places: tuple[Path, Path]) -> None:
+async def test_reads_never_return_outside_content(places: tuple[Path, Path], resolution: str) -> None:
     """Contract pair files (and comparator baselines) are read beneath the root: a flip of the directory they are in
     to a link outside either refuses the read or misses the file; the bytes used are never the outside file's."""
     root, outside = places
@@ -113,12 +124,12 @@ async def test_reads_never_return_outside_content(places: tuple[Path, Path]) -> 
                 counts[errno.errorcode.get(exc.errno or 0, "OSError")] += 1
                 continue
             counts["escaped" if "SECRET" in text else "read"] += 1
-    print(dict(counts))
+    print(resolution, dict(counts))
     assert counts["escaped"] == 0, dict(counts)
     assert counts["read"] > 0, dict(counts)
 
 
-async def test_writes_never_land_outside(places: tuple[Path, Path]) -> None:
+async def test_writes_never_land_outside(places: tuple[Path, Path], resolution: str) -> None:
     """auto_promote writes a temporary file in the checked directory and renames it there: a flip of the baseline's
     directory to a link outside never puts a file outside the root."""
     root, outside = places
@@ -140,7 +151,7 @@ async def test_writes_never_land_outside(places: tuple[Path, Path]) -> None:
             if sorted(outside.rglob("*")) != before:
                 counts["escaped"] += 1
                 (outside / "baseline" / "output.txt").unlink(missing_ok=True)
-    print(dict(counts))
+    print(resolution, dict(counts))
     assert counts["escaped"] == 0, dict(counts)
     assert sorted(outside.rglob("*")) == before, "a file was written outside the root"
     assert counts["written"] > 0, dict(counts)

@@ -196,13 +196,28 @@ def _walk(dir_fd: int, relative: str, flags: int, mode: int) -> int:
     current = os.dup(dir_fd)
     try:
         for part in parts[:-1]:
-            following = os.open(part, _DIRECTORY | os.O_NOFOLLOW, dir_fd=current)
+            following = _step(current, part, _DIRECTORY | os.O_NOFOLLOW, 0)
             os.close(current)
             current = following
         last = parts[-1] if parts else "."
-        return os.open(last, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=current)
+        return _step(current, last, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
     finally:
         os.close(current)
+
+
+def _step(dir_fd: int, name: str, flags: int, mode: int) -> int:
+    """One component. O_NOFOLLOW with O_DIRECTORY says ENOTDIR for a link, as for a file: ELOOP when it is a link,
+    so that every link is refused the same way openat2 refuses it."""
+    try:
+        return os.open(name, flags, mode, dir_fd=dir_fd)
+    except NotADirectoryError:
+        try:
+            link = stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+        except OSError:
+            link = False
+        if link:
+            raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), name) from None
+        raise
 
 
 def _refusal(exc: OSError, relative: str, field: str) -> Exception:
