@@ -53,7 +53,7 @@ class GitFailed(Exception):
     """git could not give a diff (missing, timed out, failed, or output too large); the message is the detail."""
 
 
-def _hardening() -> list[str]:
+def _hardening(work_tree: str) -> list[str]:
     return [
         "--no-pager",
         "-c",
@@ -77,7 +77,7 @@ def _hardening() -> list[str]:
         "-c",
         "core.bare=false",
         "-c",
-        "safe.directory=*",
+        f"safe.directory={work_tree}",
     ]
 
 
@@ -142,7 +142,7 @@ async def diff_stat(
     little-loops' messages."""
     with tempfile.TemporaryDirectory(prefix="verdict-git-home-") as home:
         site = _site(repository, root, home, cwd_fd)
-        hardening = _hardening()
+        hardening = _hardening(os.readlink(_fd_path(repository.work_tree)))
         started = time.monotonic()
         drivers, transports = await _configured(runner, hardening, site, timeout)
         site.env.update(_neutralise(drivers, transports))
