@@ -105,10 +105,13 @@ def _openat2(dir_fd: int, path: str, flags: int, mode: int) -> int:
 
 def _probe_openat2() -> bool:
     """Whether openat2 works here: absent kernels say ENOSYS, container seccomp profiles that predate it EPERM."""
+    root = os.open("/", _DIRECTORY)
     try:
-        os.close(_openat2(os.open("/", _DIRECTORY), ".", os.O_RDONLY | os.O_DIRECTORY, 0))
+        os.close(_openat2(root, ".", os.O_RDONLY | os.O_DIRECTORY, 0))
     except OSError:
         return False
+    finally:
+        os.close(root)
     return True
 
 
