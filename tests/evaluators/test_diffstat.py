@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from verdict.config import Config
-from verdict.errors import FailedPrecondition, InvalidArgument, PermissionDenied
+from verdict.errors import FailedPrecondition, InvalidArgument, PermissionDenied, VerdictError
 from verdict.evaluators import EvaluationInput, EvaluationResult, Evaluations
 from verdict.metrics import Metrics
 from verdict.runner import Command, Completed, Runner
@@ -355,42 +355,22 @@ def _git_runs(metrics: Metrics) -> float:
     )
 
 
-@pytest.mark.parametrize(
-    "where",
-    [
-        "config",
-        "info/exclude",
-        "info/attributes",
-        "info",
-        "config.worktree",
-    ],
-)
 @pytest.mark.parametrize("target", ["outside the root", "inside the root, outside the repository"])
-async def test_configuration_files_resolving_outside_the_repository_stop_git(
-    evaluations: Evaluations, metrics: Metrics, root: Path, tmp_path: Path, where: str, target: str
+async def test_a_config_symlinked_out_of_the_repository_stops_git(
+    evaluations: Evaluations, metrics: Metrics, root: Path, tmp_path: Path, target: str
 ) -> None:
-    """A symlinked `.git/config` (or any file git reads for configuration) that points out of the repository: git
-    does not run at all, and the verdict says why."""
+    """A symlinked `.git/config` pointing out of the repository (even to a file inside the root): git does not run
+    at all, and the verdict says why. (The other files git reads for configuration, `config.worktree` and `info/*`,
+    never reach git: its GIT_DIR is a private directory built from what was opened beneath the root.)"""
     repo = make_repo(root / "repo")
     elsewhere = (tmp_path / "outside") if target == "outside the root" else (root / "elsewhere")
     elsewhere.mkdir()
-    (elsewhere / "exclude").write_text("*\n")
     (elsewhere / "config").write_text("[core]\n\trepositoryformatversion = 0\n\tbare = false\n")
-    (elsewhere / "config.worktree").write_text("[core]\n")
-    (elsewhere / "attributes").write_text("* -diff\n")
-    (elsewhere / "info").mkdir()
-    link = repo / ".git" / where
-    if link.is_dir():
-        for item in link.iterdir():
-            item.unlink()
-        link.rmdir()
-    elif link.exists():
-        link.unlink()
-    link.parent.mkdir(exist_ok=True)
-    link.symlink_to(elsewhere / Path(where).name)
+    (repo / ".git" / "config").unlink()
+    (repo / ".git" / "config").symlink_to(elsewhere / "config")
     result = await Loop(evaluations, "repo").step()
     assert result.verdict == "error"
-    assert "resolves outside the repository" in result.details["error"]
+    assert "config" in result.details["error"]
     assert _git_runs(metrics) == 0
 
 
@@ -403,8 +383,8 @@ async def test_a_config_that_includes_other_files_stops_git(
         config.write(f"[include]\n\tpath = {tmp_path / 'steer'}\n")
     result = await Loop(evaluations, "repo").step()
     assert result.verdict == "error"
-    assert "includes other files" in result.details["error"]
-    assert _git_runs(metrics) == 0
+    assert "include" in result.details["error"]
+    assert _git_runs(metrics) == 1, "only the listing (`git config --no-includes`) ran, never the diff"
 
 
 async def test_configuration_inside_the_repository_still_runs_git(evaluations: Evaluations, root: Path) -> None:
@@ -412,3 +392,44 @@ async def test_configuration_inside_the_repository_still_runs_git(evaluations: E
     (repo / ".git" / "info").mkdir(exist_ok=True)
     (repo / ".git" / "info" / "exclude").write_text("*.log\n")
     assert (await Loop(evaluations, "repo").step()).verdict != "error"
+
+
+@pytest.mark.parametrize(
+    ("workspace", "error"),
+    [("w" * 256, InvalidArgument), ("d/" * 2100, InvalidArgument), ("alias", PermissionDenied)],
+)
+async def test_workspace_paths_the_kernel_refuses_name_the_field(
+    evaluations: Evaluations, root: Path, workspace: str, error: type[VerdictError]
+) -> None:
+    """ENAMETOOLONG and a link (ELOOP, even one staying inside the root) are the caller's: INVALID_ARGUMENT or
+    PERMISSION_DENIED naming `workspace`, never INTERNAL."""
+    make_repo(root / "proj")
+    (root / "alias").symlink_to("proj")
+    with pytest.raises(error) as refused:
+        await Loop(evaluations, workspace).step()
+    assert refused.value.metadata["field"] == "workspace"
+
+
+async def test_a_config_that_is_a_link_or_includes_a_file_means_git_does_not_run(
+    evaluations: Evaluations, root: Path, tmp_path: Path
+) -> None:
+    """git reads configuration only from a regular file inside the repository: a link there (even to a file inside
+    the root), or an include of another file, is an `error` verdict that says so, and git never starts."""
+    repo = make_repo(root / "proj")
+    config = repo / ".git" / "config"
+    (root / "kept-config").write_bytes(config.read_bytes())
+    config.unlink()
+    config.symlink_to(root / "kept-config")
+    result = await Loop(evaluations, "proj").step()
+    assert result.verdict == "error"
+    assert "config is a symbolic link" in result.details["error"]
+    config.unlink()
+    (root / "kept-config").rename(config)
+    benign = config.read_bytes()
+    for include in ("[include]\n\tpath = ../other\n", f'[includeIf "gitdir:{repo}/"]\n\tpath = {tmp_path}/x\n'):
+        config.write_bytes(benign + include.encode())
+        result = await Loop(evaluations, "proj").step()
+        assert result.verdict == "error"
+        assert "includes another file" in result.details["error"]
+    config.write_bytes(benign)
+    assert (await Loop(evaluations, "proj").step()).verdict == "yes"

@@ -111,7 +111,7 @@ def test_a_baseline_path_the_os_refuses_is_invalid_argument_naming_it(fuzz: Fuzz
     )
     error = _refused(fuzz.stub.Evaluate, request)
     assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert _field(error) == "config.comparator.baseline_path"
+    assert _field(error) == "config.baseline_path"
 
 
 @pytest.mark.parametrize("method", ["Check", "Watch"])
