@@ -1,0 +1,133 @@
+"""The door probed as a hostile caller would: paid judges behind a second door, reflection without credentials, a
+token whose principal the policy never names, and a revoked token. Real server, real channels."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import grpc
+import grpc.aio
+import pytest
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+from tests.certs import SecretVolume
+from tests.e2e.test_security import POLICY, READER_TOKEN, TOKEN, VERIFY, bearer, error_info, started
+from tests.judges.conftest import ChatServer, chat_body
+from verdict.v1 import verdict_pb2, verdict_pb2_grpc
+
+JUDGE_TOKEN = "judge-token-0123456789abcdef0123"
+GHOST_TOKEN = "ghost-token-0123456789abcdef0123"
+LONG_PROSE = "A long prose answer that goes on. " * 300 + "And then"
+"""Unverifiable prose long enough for a second opinion (over second_opinion_min_tokens)."""
+SECOND_OPINION_POLICY = POLICY + """
+  judge:
+    rpcs: [VerifyResponse]
+    judges: true
+"""
+
+
+@pytest.fixture
+def chat() -> Any:
+    server = ChatServer()
+    server.replies = [(200, chat_body(json.dumps({"ok": False, "reason": "ends mid-sentence"})))]
+    yield server
+    server.close()
+
+
+async def test_a_principal_denied_judges_gets_no_second_opinion(tmp_path: Path, chat: ChatServer) -> None:
+    """VerifyResponse's second opinion costs what an Evaluate judge costs: a principal whose grant says
+    `judges: false` must not reach the judge through it, while one with `judges: true` does."""
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(SECOND_OPINION_POLICY)
+    tokens = SecretVolume(tmp_path / "tokens", {"runner": TOKEN.encode(), "judge": JUDGE_TOKEN.encode()})
+    request = verdict_pb2.VerifyResponseRequest(text=LONG_PROSE, completion_tokens=5000, request_text="Explain.")
+    overrides = {
+        "auth_policy_file": str(policy),
+        "auth_tokens_dir": str(tokens.directory),
+        "second_opinion": True,
+        "second_opinion_host": chat.url,
+    }
+    async with started(**overrides) as app, grpc.aio.insecure_channel(f"127.0.0.1:{app.port}") as channel:
+        stub = verdict_pb2_grpc.VerdictServiceStub(channel)
+        denied = await stub.VerifyResponse(request, timeout=30, metadata=bearer(TOKEN))
+        assert denied.verdict == verdict_pb2.VERIFY_VERDICT_UNVERIFIABLE
+        assert not denied.HasField("second_opinion")
+        assert chat.requests == []
+        granted = await stub.VerifyResponse(request, timeout=30, metadata=bearer(JUDGE_TOKEN))
+    assert granted.HasField("second_opinion")
+    assert granted.second_opinion.reason == "ends mid-sentence"
+    assert len(chat.requests) == 1
+
+
+async def test_reflection_answers_no_caller_without_credentials(tmp_path: Path) -> None:
+    """Reflection lists every service and message: with auth on, a caller without credentials learns nothing."""
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(POLICY)
+    tokens = SecretVolume(tmp_path / "tokens", {"reader": READER_TOKEN.encode()})
+    overrides = {"auth_policy_file": str(policy), "auth_tokens_dir": str(tokens.directory)}
+    async with started(**overrides) as app, grpc.aio.insecure_channel(f"127.0.0.1:{app.port}") as channel:
+        stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+
+        async def requests() -> Any:
+            yield reflection_pb2.ServerReflectionRequest(list_services="")
+
+        names: list[str] = []
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            async for response in stub.ServerReflectionInfo(requests(), timeout=5):
+                names += [service.name for service in response.list_services_response.service]
+        assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        assert error_info(caught.value).reason == "CREDENTIALS_MISSING"
+        assert names == []
+
+
+async def test_a_token_for_a_principal_the_policy_never_names_may_do_nothing_and_makes_no_label(
+    tmp_path: Path,
+) -> None:
+    """A token file for a name the policy does not list (a stale Secret key, or one an attacker got added)
+    authenticates, but grants nothing; its name never becomes a metric label, nor do principals added by a later
+    policy (the label's values are fixed at startup, so its cardinality is bounded by the first policy)."""
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(POLICY)
+    tokens = SecretVolume(tmp_path / "tokens", {"ghost": GHOST_TOKEN.encode(), "runner": TOKEN.encode()})
+    overrides = {"auth_policy_file": str(policy), "auth_tokens_dir": str(tokens.directory)}
+    async with started(**overrides) as app, grpc.aio.insecure_channel(f"127.0.0.1:{app.port}") as channel:
+        stub = verdict_pb2_grpc.VerdictServiceStub(channel)
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await stub.VerifyResponse(VERIFY, timeout=5, metadata=bearer(GHOST_TOKEN))
+        assert caught.value.code() == grpc.StatusCode.PERMISSION_DENIED
+        info = error_info(caught.value)
+        assert (info.reason, info.metadata["principal"]) == ("RPC_NOT_ALLOWED", "ghost")
+
+        policy.write_text(POLICY + "\n  ghost:\n    rpcs: [VerifyResponse]\n")
+        assert (await stub.VerifyResponse(VERIFY, timeout=5, metadata=bearer(GHOST_TOKEN))).verdict == 1
+
+        sample = app.metrics.registry.get_sample_value
+        assert sample("verdict_auth_decisions_total", {"principal": "other", "decision": "permission_denied"}) == 1
+        assert sample("verdict_auth_decisions_total", {"principal": "other", "decision": "allowed"}) == 1
+        exposed = {
+            sample.labels.get("principal")
+            for metric in app.metrics.registry.collect()
+            for sample in metric.samples
+            if "principal" in sample.labels
+        }
+        assert exposed == {"other"}
+
+
+async def test_a_token_removed_from_the_secret_stops_working_at_once(tmp_path: Path) -> None:
+    """Revocation is deleting the principal's key from the Secret: the next call with that token is refused, and
+    the other principals' tokens keep working."""
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(POLICY)
+    tokens = SecretVolume(tmp_path / "tokens", {"runner": TOKEN.encode(), "reader": READER_TOKEN.encode()})
+    overrides = {"auth_policy_file": str(policy), "auth_tokens_dir": str(tokens.directory)}
+    async with started(**overrides) as app, grpc.aio.insecure_channel(f"127.0.0.1:{app.port}") as channel:
+        stub = verdict_pb2_grpc.VerdictServiceStub(channel)
+        await stub.VerifyResponse(VERIFY, timeout=5, metadata=bearer(TOKEN))
+        tokens.update({"reader": READER_TOKEN.encode()})
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await stub.VerifyResponse(VERIFY, timeout=5, metadata=bearer(TOKEN))
+        assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        assert error_info(caught.value).reason == "INVALID_TOKEN"
+        await stub.ListEvaluators(verdict_pb2.ListEvaluatorsRequest(), timeout=5, metadata=bearer(READER_TOKEN))
