@@ -21,11 +21,7 @@ JUDGE_TOKEN = "judge-token-0123456789abcdef0123"
 GHOST_TOKEN = "ghost-token-0123456789abcdef0123"
 LONG_PROSE = "A long prose answer that goes on. " * 300 + "And then"
 """Unverifiable prose long enough for a second opinion (over second_opinion_min_tokens)."""
-SECOND_OPINION_POLICY = POLICY + """
-  judge:
-    rpcs: [VerifyResponse]
-    judges: true
-"""
+SECOND_OPINION_POLICY = POLICY + "\n  judge:\n    rpcs: [VerifyResponse]\n    judges: true\n"
 
 
 @pytest.fixture
@@ -74,9 +70,13 @@ async def test_reflection_answers_no_caller_without_credentials(tmp_path: Path) 
             yield reflection_pb2.ServerReflectionRequest(list_services="")
 
         names: list[str] = []
-        with pytest.raises(grpc.aio.AioRpcError) as caught:
+
+        async def list_services() -> None:
             async for response in stub.ServerReflectionInfo(requests(), timeout=5):
-                names += [service.name for service in response.list_services_response.service]
+                names.extend(service.name for service in response.list_services_response.service)
+
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await list_services()
         assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
         assert error_info(caught.value).reason == "CREDENTIALS_MISSING"
         assert names == []
