@@ -65,7 +65,7 @@ SURFACES = {
         "require_judges",
     },
     "verdict.tls": {"Certificates", "peer_identities", "server_credentials", "ssl_peer_identities"},
-    "verdict.access": {"AccessInterceptor", "InFlight"},
+    "verdict.access": {"HEALTH_WATCHES_PER_CONNECTION", "AccessInterceptor", "InFlight"},
     "verdict.scrape": {"MetricsHttpServer"},
     "verdict.workspace": {
         "NAME_MAX",

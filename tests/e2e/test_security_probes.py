@@ -3,6 +3,7 @@ token whose principal the policy never names, and a revoked token. Real server, 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -131,3 +132,50 @@ async def test_a_token_removed_from_the_secret_stops_working_at_once(tmp_path: P
         assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
         assert error_info(caught.value).reason == "INVALID_TOKEN"
         await stub.ListEvaluators(verdict_pb2.ListEvaluatorsRequest(), timeout=5, metadata=bearer(READER_TOKEN))
+
+
+async def test_one_connection_cannot_hold_more_than_a_few_health_watches() -> None:
+    """Health is open to everyone, and a Watch stream stays open for as long as the client likes: without a cap, one
+    unauthenticated connection holds `max_concurrent_streams` (100) of them, and `max_connections` such connections
+    hold a hundred thousand coroutines. A client's health checking needs one Watch per service name, so a handful per
+    connection is plenty; past that a Watch is RESOURCE_EXHAUSTED, while Check on the same connection still answers,
+    and a slot freed by an ended Watch is taken again."""
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    from verdict.access import HEALTH_WATCHES_PER_CONNECTION
+
+    async with started() as app, grpc.aio.insecure_channel(f"127.0.0.1:{app.port}") as channel:
+        health = health_pb2_grpc.HealthStub(channel)
+        watches = [health.Watch(health_pb2.HealthCheckRequest(service=""), timeout=30)]
+        for _ in range(HEALTH_WATCHES_PER_CONNECTION - 1):
+            watches.append(health.Watch(health_pb2.HealthCheckRequest(service=""), timeout=30))
+        for watch in watches:
+            assert (await watch.read()).status == health_pb2.HealthCheckResponse.SERVING
+        refused = health.Watch(health_pb2.HealthCheckRequest(service=""), timeout=30)
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await refused.read()
+        assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert error_info(caught.value).reason == "TOO_MANY_HEALTH_WATCHES"
+        check = await health.Check(health_pb2.HealthCheckRequest(service=""), timeout=5)
+        assert check.status == health_pb2.HealthCheckResponse.SERVING
+
+        watches.pop().cancel()
+        codes = []
+        for _ in range(200):  # the server learns of the cancellation asynchronously
+            again = health.Watch(health_pb2.HealthCheckRequest(service=""), timeout=30)
+            try:
+                first = await again.read()
+                break
+            except grpc.aio.AioRpcError as error:
+                codes.append(error.code())
+                await asyncio.sleep(0.01)
+        else:
+            pytest.fail("the slot of a cancelled Watch was never freed")
+        assert first.status == health_pb2.HealthCheckResponse.SERVING
+        assert set(codes) <= {grpc.StatusCode.RESOURCE_EXHAUSTED}
+        watches.append(again)
+        sample = app.metrics.registry.get_sample_value
+        rejected = sample("verdict_calls_in_flight_rejected_total", {"limit": "health_watches_per_connection"})
+        assert rejected == 1 + len(codes)
+        for watch in watches:
+            watch.cancel()
