@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -179,3 +180,29 @@ async def test_one_connection_cannot_hold_more_than_a_few_health_watches() -> No
         assert rejected == 1 + len(codes)
         for watch in watches:
             watch.cancel()
+
+
+async def test_auth_without_tls_off_loopback_is_warned_about_on_both_ports(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Bearer tokens sent in cleartext can be read off the network. The server still starts (a service mesh may
+    encrypt the hop for it), but says so at WARNING for each port that takes tokens off loopback, and not on
+    loopback."""
+    from verdict.server import start_metrics_server
+
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(POLICY.replace("reflection: true", "reflection: true\n    metrics: true"))
+    tokens = SecretVolume(tmp_path / "tokens", {"reader": READER_TOKEN.encode()})
+    auth = {"auth_policy_file": str(policy), "auth_tokens_dir": str(tokens.directory), "metrics_requires_auth": True}
+    caplog.set_level(logging.WARNING, logger="verdict")
+    for host, warned in (("127.0.0.1", False), ("0.0.0.0", True)):
+        caplog.clear()
+        overrides = {**auth, "grpc_address": f"{host}:0", "metrics_address": f"{host}:0"}
+        async with started(**overrides) as app:
+            metrics = await start_metrics_server(app, app.metrics.registry)
+            assert metrics is not None
+            await metrics.close()
+        warnings = [
+            r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and "cleartext" in r.getMessage()
+        ]
+        assert len(warnings) == (2 if warned else 0), warnings
