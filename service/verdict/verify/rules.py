@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from verdict.config import Config
 from verdict.verify.checks import IN_PROCESS_CHECKERS, check_code
+from verdict.verify.closers import BrokenFence, broken_fences
 from verdict.verify.fences import FencedBlock, FenceScan, scan_fences_bounded
 from verdict.verify.languages import Checker, Language, resolve_language
 from verdict.verify.model import BlockCheck, CodeCheck, Verdict, Verification, VerifyInput
@@ -107,10 +108,12 @@ def triage(scan: FenceScan, config: Config) -> list[BlockCheck | PendingCheck]:
         extra = scan.blocks[limit:]
         tail = extra[-1] if not extra[-1].closed else scan.unclosed_tail
         scan = FenceScan(scan.blocks[:limit], scan.total, extra[0].line, tail)
+    built = list(scan.blocks) + ([scan.unclosed_tail] if scan.unclosed_tail is not None else [])
+    broken = broken_fences(built)
     result: list[BlockCheck | PendingCheck] = []
     for index, block in enumerate(scan.blocks):
         language = resolve_language(block.language)
-        decided = _decided(index, block, language, config)
+        decided = _decided(index, block, language, config, broken.get(index))
         result.append(decided if decided is not None else PendingCheck(index, block, language))
     skipped = scan.total - len(scan.blocks) - (1 if scan.unclosed_tail is not None else 0)
     if skipped:
@@ -125,17 +128,22 @@ def triage(scan: FenceScan, config: Config) -> list[BlockCheck | PendingCheck]:
         )
     if scan.unclosed_tail is not None:
         tail = scan.unclosed_tail
-        name = resolve_language(tail.language).name
-        result.append(
-            BlockCheck(scan.total - 1, name, Verdict.TRUNCATED, f"unterminated code fence ({tail.fence})", tail.line)
-        )
+        decided = _decided(scan.total - 1, tail, resolve_language(tail.language), config, broken.get(len(built) - 1))
+        assert decided is not None  # an unclosed block is always decided
+        result.append(decided)
     return result
 
 
-def _decided(index: int, block: FencedBlock, language: Language, config: Config) -> BlockCheck | None:
+def _decided(
+    index: int, block: FencedBlock, language: Language, config: Config, broken: BrokenFence | None
+) -> BlockCheck | None:
     def check(verdict: Verdict, detail: str) -> BlockCheck:
         return BlockCheck(index, language.name, verdict, detail, block.line)
 
+    if broken is not None:
+        return BlockCheck(
+            index, language.name, Verdict.MALFORMED, f"line {broken.line}: {broken.detail}", block.line, broken.line
+        )
     if not block.closed:
         return check(Verdict.TRUNCATED, f"unterminated code fence ({block.fence})")
     if not block.body.strip():
