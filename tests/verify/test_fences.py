@@ -241,7 +241,7 @@ class TestContainers:
     def test_a_text_over_the_size_limit_is_scanned_at_the_top_level_only(self) -> None:
         text = "> ```python\n> x = (\n" + "> \n" * (CONTAINER_SCAN_MAX_CHARS // 3)
         assert scan_fences(text) == []
-        assert len(scan_fences(text[: CONTAINER_SCAN_MAX_CHARS])) == 1
+        assert len(scan_fences(text[:CONTAINER_SCAN_MAX_CHARS])) == 1
 
 
 class TestBoundedScan:
@@ -384,7 +384,15 @@ def _count_scan_steps(text: str) -> int:
         lambda n: "1. " * n + "```\n  x\n",
         lambda n: "- " + "x" * (200 * n) + "\n  ```\n",
     ],
-    ids=["one deep quote", "quotes deepening", "lists deepening", "many fences in a list", "unclosed", "markers", "long"],
+    ids=[
+        "one deep quote",
+        "quotes deepening",
+        "lists deepening",
+        "many fences in a list",
+        "unclosed",
+        "markers",
+        "long",
+    ],
 )
 def test_the_container_scan_does_linear_work_on_hostile_shapes(shape: Callable[[int], str]) -> None:
     small, large = _count_scan_steps(shape(400)), _count_scan_steps(shape(800))

@@ -38,7 +38,14 @@ from dataclasses import dataclass
 from markdown_it import MarkdownIt
 from markdown_it.rules_block import StateBlock
 
-__all__ = ["CONTAINER_SCAN_MAX_CHARS", "FenceScan", "FencedBlock", "needs_containers", "scan_fences", "scan_fences_bounded"]
+__all__ = [
+    "CONTAINER_SCAN_MAX_CHARS",
+    "FenceScan",
+    "FencedBlock",
+    "needs_containers",
+    "scan_fences",
+    "scan_fences_bounded",
+]
 
 CONTAINER_SCAN_MAX_CHARS = 256 * 1024
 """Texts up to this size that hold containers are read by markdown-it-py; larger ones by the top-level scanner alone.
