@@ -58,7 +58,7 @@ HOSTILE = {
     "deep json brackets": "```json\n" + "[" * 100_000 + "]" * 100_000 + "\n```",
     "deep yaml flow": "```yaml\n" + "[" * 50_000 + "]" * 50_000 + "\n```",
     "megabyte line": "```python\nx = '" + "a" * 1_000_000 + "'\n```",
-    "thousands of fences": "".join(f"```json\n{{\"i\": {i}}}\n```\n" for i in range(5_000)),
+    "thousands of fences": "".join(f'```json\n{{"i": {i}}}\n```\n' for i in range(5_000)),
     "unclosed fence 200 KB": "```\n" + "".join(f"text line {i}\n" for i in range(16_000)),
     "a repetition loop, 4 MB": "Answer:\n" + "and then again " * 270_000,
     "bash nesting that segfaults bash": "```bash\necho " + "$(" * 2_000 + "x" + ")" * 2_000 + "\n```",

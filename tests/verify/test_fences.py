@@ -10,11 +10,14 @@ import random
 import sys
 from collections.abc import Callable
 from types import FrameType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from _typeshed import TraceFunction
 
 import pytest
 from markdown_it import MarkdownIt
 
-from verdict.verify import fences
 from verdict.verify.fences import (
     CONTAINER_SCAN_MAX_CHARS,
     FencedBlock,
@@ -356,7 +359,7 @@ def _count_scan_steps(text: str) -> int:
     counted deterministically instead of timed."""
     steps = 0
 
-    def trace(frame: FrameType, event: str, arg: object) -> Callable[..., object] | None:
+    def trace(frame: FrameType, event: str, arg: object) -> TraceFunction | None:
         nonlocal steps
         if "markdown_it" not in frame.f_code.co_filename and not frame.f_code.co_filename.endswith("fences.py"):
             return None

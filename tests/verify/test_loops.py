@@ -16,8 +16,8 @@ INTACT_ENDINGS = Path(__file__).parent / "intact_endings"
 PINNED = {
     "bootstrap-flex-items.md": "98b585ea1b5cf0abbcbfbb89c7d122307f20af514f3d6290f1c0271c5a46cf24",
     "go-script-repeated-commands.txt": "ef00978c196d7f09d10a113ef75fc07773a7a402ae1966656dc9797622a45c78",
-    "iso8859-8-codec-table.py": "b14c63ff4d93fe36f8225f409bd2332e9bb53f9c2619d14db95f343d93a90198",
-    "networkx-test-repeated-none.py": "fbc56a7e1cbc72612d7562680ddfc3f3a1eec44c83f6b2bf8f833be2d4e093cd",
+    "iso8859-8-codec-table.py.txt": "b14c63ff4d93fe36f8225f409bd2332e9bb53f9c2619d14db95f343d93a90198",
+    "networkx-test-repeated-none.py.txt": "fbc56a7e1cbc72612d7562680ddfc3f3a1eec44c83f6b2bf8f833be2d4e093cd",
     "rust-book-operator-table.md": "ad09205232ce4402eb463e782985e3522b9e3dec42879468d1554ddbe843ab07",
     "slang-news-rule.txt": "5dbf94e104d8e03b1f41a5e16d2af5ad65629f9dba6aac4327217da52853ca44",
 }

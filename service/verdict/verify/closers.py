@@ -12,8 +12,8 @@ rules call it malformed:
   (it swallowed prose, and usually the next block's opener), so that block is malformed too;
 - **closing fence indented 4+ columns**: the last fence line of an unclosed block is an unpaired bare fence indented
   four or more columns (an even number of such lines is a fenced example inside the code, such as a docstring's);
-- **closing fence shorter than the opener**: an unclosed ```` ```` ```` block whose first shorter fence is bare (a nested
-  block opens with its language; a bare one first is the closer);
+- **closing fence shorter than the opener**: an unclosed ```` ```` ```` block whose first shorter fence is bare (a
+  nested block opens with its language; a bare one first is the closer);
 - **not closed inside its list item or block quote**: the fence's container ended first (a closer written at column 0
   under an indented list-item fence): CommonMark closes the fence there and reads the misplaced closer as a new opener;
 - **orphan closing fence**: an unclosed bare fence with nothing after it, or one that follows a block with one of the
@@ -35,10 +35,10 @@ from verdict.verify.fences import FencedBlock, scan_fences
 
 __all__ = [
     "CONTAINER_ENDED",
+    "INDENTED_CLOSER",
     "ORPHAN_CLOSER",
     "SHORTER_CLOSER",
     "TEXT_AFTER_CLOSER",
-    "INDENTED_CLOSER",
     "BrokenFence",
     "broken_fences",
 ]
@@ -94,14 +94,15 @@ def broken_fences(blocks: Sequence[FencedBlock]) -> dict[int, BrokenFence]:
             if not block.body.strip():
                 broken = BrokenFence(
                     ORPHAN_CLOSER,
-                    f"{ORPHAN_CLOSER}: the bare fence on line {block.line} opens an empty block at the end of the answer",
+                    f"{ORPHAN_CLOSER}: the bare fence on line {block.line} opens an empty block at the end of the "
+                    "answer",
                     block.line,
                 )
             elif earlier:
                 broken = BrokenFence(
                     ORPHAN_CLOSER,
-                    f"{ORPHAN_CLOSER}: the bare fence on line {block.line} was meant to close a block; the pairs shifted "
-                    f"at line {earlier}",
+                    f"{ORPHAN_CLOSER}: the bare fence on line {block.line} was meant to close a block; the pairs "
+                    f"shifted at line {earlier}",
                     block.line,
                 )
         if broken is not None:

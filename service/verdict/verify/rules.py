@@ -7,10 +7,10 @@
    same line, sentence or words repeated over its last thousands of characters), with its own reason.
 4. No fenced block: unverifiable (most prose lands here, and "could not check" is not "wrong").
 5. Per block: a fence that is not closed because its closer is malformed, or because the pairs shifted, is malformed
-   with a named reason (`closers.broken_fences`); any other unterminated fence is truncated whatever its language; an empty block is unverifiable; a language
-   with no checker is unverifiable; a block over `max_block_bytes` is unverifiable ("too large to check"); blocks past
-   `max_checked_blocks` are not parsed and share one unverifiable entry ("too many blocks"), but the scan still reads
-   every fence, so an unterminated last block is still caught.
+   with a named reason (`closers.broken_fences`); any other unterminated fence is truncated whatever its language; an
+   empty block is unverifiable; a language with no checker is unverifiable; a block over `max_block_bytes` is
+   unverifiable ("too large to check"); blocks past `max_checked_blocks` are not parsed and share one unverifiable
+   entry ("too many blocks"), but the scan still reads every fence, so an unterminated last block is still caught.
 6. The response: truncated outranks malformed outranks ok outranks unverifiable.
 
 Running the language checks is the Verifier's job (inline, in a process pool, or `bash -n`); `verify_offline` runs the
