@@ -165,3 +165,51 @@ def test_placeholders_with_paths_colons_and_at_signs_are_unverifiable(code: str,
     result = interpret_bash(Snippet(code), 2, stderr)
     assert result.verdict is UNVERIFIABLE
     assert repr(placeholder) in result.detail
+
+
+class TestExcusesStandWhereTheErrorIs:
+    """A placeholder or another language excuses bash's error only on the line bash blamed, outside quotes."""
+
+    def test_a_placeholder_in_quotes_on_the_blamed_line_excuses_nothing(self) -> None:
+        script = Snippet('echo "use <name> here" )\n')
+        stderr = "/dev/stdin: line 1: syntax error near unexpected token `)'\n"
+        assert interpret_bash(script, 2, stderr).verdict is Verdict.MALFORMED
+
+    def test_a_placeholder_on_another_line_excuses_nothing(self) -> None:
+        script = Snippet("npm <command>\nif true; then\n  echo hi\n")
+        stderr = "/dev/stdin: line 4: syntax error: unexpected end of file\n"
+        assert interpret_bash(script, 2, stderr).verdict is Verdict.MALFORMED
+
+    def test_an_error_without_a_line_excuses_nothing(self) -> None:
+        script = Snippet("npm <command>\n")
+        assert interpret_bash(script, 2, "bash: syntax error\n").verdict is Verdict.MALFORMED
+
+    @pytest.mark.parametrize(
+        ("code", "stderr", "language"),
+        [
+            (
+                "def main():\n    print('hi')\n",
+                "/dev/stdin: line 1: syntax error near unexpected token `('\n",
+                "Python",
+            ),
+            (
+                "foreach ($f in Get-ChildItem) {\n  Write-Host $f\n}\n",
+                "/dev/stdin: line 1: syntax error near unexpected token `$f'\n",
+                "PowerShell",
+            ),
+            (
+                "const add = (a, b) => { return a + b; };\n",
+                "/dev/stdin: line 1: syntax error near unexpected token `('\n",
+                "JavaScript",
+            ),
+        ],
+    )
+    def test_another_language_on_the_blamed_line_is_unverifiable(self, code: str, stderr: str, language: str) -> None:
+        result = interpret_bash(Snippet(code), 2, stderr)
+        assert result.verdict is Verdict.UNVERIFIABLE
+        assert result.detail.startswith(f"not shell: {language}")
+
+    def test_a_lookalike_in_quotes_is_malformed(self) -> None:
+        script = Snippet('echo "def main():" (\n')
+        stderr = "/dev/stdin: line 1: syntax error near unexpected token `('\n"
+        assert interpret_bash(script, 2, stderr).verdict is Verdict.MALFORMED

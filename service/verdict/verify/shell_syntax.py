@@ -13,8 +13,9 @@ Reading the answer, in order:
 - a "here-document ... delimited by end-of-file" warning: truncated, though bash exits 0 (the block stops inside the
   here-document);
 - a last line ending in a line-continuation backslash: truncated, though bash exits 0;
-- exit 1 or 2: malformed with bash's own message, unless the line holds a `<placeholder>` (`npm <command>` reads as
-  redirections): unverifiable;
+- exit 1 or 2: malformed with bash's own message, unless the line bash blamed holds, outside quotes, a `<placeholder>`
+  (`npm <command>` reads as redirections) or an unmistakable marker of another language (a Python `def f():`,
+  PowerShell's `Get-ChildItem`): unverifiable. An error bash gives no line for excuses nothing;
 - any other exit (126, 127: bash could not read the script): unverifiable;
 - exit 0: ok.
 
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import re
 
+from verdict.verify.excuses import blank_quoted, other_language
 from verdict.verify.model import CodeCheck, Verdict
 from verdict.verify.snippet import Snippet
 
@@ -113,15 +115,21 @@ def interpret_bash(
     line, message = (int(located.group(1)), located.group(2)) if located else (0, first.removeprefix("bash: "))
     if returncode not in (1, 2):
         return CodeCheck(Verdict.UNVERIFIABLE, f"bash -n could not check the block (exit {returncode}): {message}")
-    suspects = [script.line_text(line)] if line else [script.text]
-    for text in suspects:
-        placeholder = _PLACEHOLDER.search(text)
-        if placeholder is not None:
-            return CodeCheck(
-                Verdict.UNVERIFIABLE,
-                f"placeholder {placeholder.group(0)!r} where a word should be: {message}",
-                script.body_line(line),
-            )
+    blamed = script.line_text(line) if line else ""
+    placeholder = _PLACEHOLDER.search(blank_quoted(blamed))
+    if placeholder is not None:
+        return CodeCheck(
+            Verdict.UNVERIFIABLE,
+            f"placeholder {blamed[placeholder.start() : placeholder.end()]!r} where a word should be: {message}",
+            script.body_line(line),
+        )
+    other = other_language(blamed, "shell")
+    if other is not None:
+        return CodeCheck(
+            Verdict.UNVERIFIABLE,
+            f"not shell: {other.language} ({other.marker!r}) on the line bash rejected: {message}",
+            script.body_line(line),
+        )
     note = f" ({script.note})" if script.note else ""
     return CodeCheck(Verdict.MALFORMED, message + note, script.body_line(line))
 
