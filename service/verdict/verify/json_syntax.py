@@ -1,8 +1,8 @@
 """JSON blocks, checked by `json.loads` (RFC 8259), with the leniencies real Markdown needs (reference §3.1, §6.6).
 
-- `//` and `/* */` comments (JSONC) or `...` / `…` placeholders outside strings, *where the parser failed*: unverifiable,
-  not malformed. People annotate and elide examples; a strict parser cannot say whether the rest is right. A parser
-  that fails before the first comment or placeholder found a real error: malformed.
+- `//` and `/* */` comments (JSONC) or `...` / `…` placeholders outside strings, *where the parser failed*:
+  unverifiable, not malformed. People annotate and elide examples; a strict parser cannot say whether the rest is
+  right. A parser that fails before the first comment or placeholder found a real error: malformed.
 - A bare `"key": value` fragment (members cut out of a bigger object, a trailing comma allowed) is retried wrapped in
   `{}`.
 - Several values one after another (JSON Lines, or two documents in one block) are accepted when each one parses.
