@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
+from types import FrameType
+from typing import TYPE_CHECKING
+
 import pytest
 
 from verdict.config import Config
@@ -13,9 +18,12 @@ from verdict.verify.closers import (
     TEXT_AFTER_CLOSER,
     broken_fences,
 )
-from verdict.verify.fences import scan_fences
+from verdict.verify.fences import FencedBlock, scan_fences
 from verdict.verify.model import Verdict, Verification, VerifyInput
 from verdict.verify.rules import verify_offline
+
+if TYPE_CHECKING:
+    from _typeshed import TraceFunction
 
 OK, TRUNCATED, MALFORMED = Verdict.OK, Verdict.TRUNCATED, Verdict.MALFORMED
 
@@ -116,3 +124,42 @@ def test_a_broken_closer_past_the_block_limit_is_still_named() -> None:
     result = verify(text, Config(max_checked_blocks=3))
     assert result.verdict is MALFORMED
     assert result.checks[-1].detail.startswith(f"line 32: {ORPHAN_CLOSER}")
+
+
+def _steps(blocks: list[FencedBlock]) -> int:
+    """Python lines executed by `broken_fences`: its work, counted instead of timed."""
+    steps = 0
+
+    def trace(frame: FrameType, event: str, arg: object) -> TraceFunction | None:
+        nonlocal steps
+        if not frame.f_code.co_filename.endswith(("closers.py", "fences.py")) and "markdown_it" not in (
+            frame.f_code.co_filename
+        ):
+            return None
+        steps += event == "line"
+        return trace
+
+    sys.settrace(trace)
+    try:
+        broken_fences(blocks)
+    finally:
+        sys.settrace(None)
+    return steps
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        lambda n: "````python\n" + "```\n" * n,
+        lambda n: "```\n" + "``` text\n" * n,
+        lambda n: "```\n" + "    ```\n" * (n + 1),
+        lambda n: "".join(f"```py\nx = {i}\n``` after\n" for i in range(n)) + "```\n",
+    ],
+    ids=["shorter fences", "fences with text", "indented fences", "many blocks"],
+)
+def test_naming_a_broken_closer_is_linear(shape: Callable[[int], str]) -> None:
+    small, large = scan_fences(shape(1_000)), scan_fences(shape(2_000))
+    assert broken_fences(large)  # the hostile shape is one the rules must name
+    work = _steps(small), _steps(large)
+    assert work[0] > 1_000
+    assert work[1] <= 2.1 * work[0]
