@@ -49,10 +49,57 @@ _HEREDOC_TOKEN = re.compile(
 )
 """A here-document operator with its delimiter, or what may hide one: a quoted string, an escape, other text."""
 _WORD_BREAK = frozenset(" \t;&|()<>")
+_BODY_OPENER = re.compile(r"(?:^|[\s;)])(?:\{|then|do|else)$")
+"""A line that opens a body: a function or group `{`, `then`, `do`, `else` at its end (comments aside)."""
+_BODY_CLOSER = re.compile(r"(?:\}|fi|done|esac|else|elif)(?:[\s;|&)]|$)")
 
 
 def shell_script(code: str) -> Snippet:
-    """The script bash should parse: the block as written, or the commands of a `$ `-prompted transcript."""
+    """The script bash should parse: the block as written, or the commands of a `$ `-prompted transcript, with every
+    stub filled (`fill_stubs`)."""
+    return fill_stubs(_commands(code))
+
+
+def fill_stubs(script: Snippet) -> Snippet:
+    """The script with `:` written over the first line of every body that holds only comments (`f() {` then
+    `# TODO` then `}`; `then` / `do` / `else` bodies alike), the header lines recorded in `stubs`.
+
+    bash rejects an empty body, so such a stub would hide every error after it; filled, one `bash -n` run says whether
+    the stub is the script's only failure (exit 0: unverifiable, "a stub") or not (the other error is judged). Lines
+    keep their count, so bash's line numbers still map back.
+    """
+    if "#" not in script.text:
+        return script
+    lines = script.text.split("\n")
+    stubs = []
+    header = -1
+    comments: list[int] = []
+    heredocs: list[tuple[str, bool]] = []
+    for index, line in enumerate(lines):
+        if heredocs:  # a here-document's body is data: its `{`, `#` and `}` lines are no stub
+            delimiter, strip_tabs = heredocs[0]
+            if (line.lstrip("\t") if strip_tabs else line) == delimiter:
+                heredocs.pop(0)
+            continue
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if header >= 0 and stripped.startswith("#"):
+            comments.append(index)
+            continue
+        if header >= 0 and comments and _BODY_CLOSER.match(stripped):
+            lines[comments[0]] = " " * (len(line) - len(line.lstrip()) + 2) + ":"
+            stubs.append(header + 1)
+        code = _without_comment(line).rstrip()
+        header = index if _BODY_OPENER.search(code) else -1
+        comments = []
+        heredocs = _heredoc_delimiters(line)
+    if not stubs:
+        return script
+    return Snippet("\n".join(lines), script.origin, script.note, tuple(stubs))
+
+
+def _commands(code: str) -> Snippet:
     lines = code.split("\n")
     if not any(_PROMPT.match(line) for line in lines):
         return Snippet(code)
@@ -108,6 +155,9 @@ def interpret_bash(
     continued = _last_line_continues(script)
     if continued:
         return CodeCheck(Verdict.TRUNCATED, "the last line ends in a line continuation (\\)", continued)
+    if returncode == 0 and script.stubs:
+        line = script.body_line(script.stubs[0])
+        return CodeCheck(Verdict.UNVERIFIABLE, f"a stub: the body after line {line} is only comments", line)
     if returncode == 0:
         return CodeCheck(Verdict.OK, f"checked with {script.note}" if script.note else "")
     first = messages[0] if messages else f"bash -n exited {returncode}"
