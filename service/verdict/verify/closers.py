@@ -12,7 +12,7 @@ rules call it malformed:
   (it swallowed prose, and usually the next block's opener), so that block is malformed too;
 - **closing fence indented 4+ columns**: the last fence line of an unclosed block is an unpaired bare fence indented
   four or more columns (an even number of such lines is a fenced example inside the code, such as a docstring's);
-- **closing fence shorter than the opener**: an unclosed ```` ```` ```` block whose first shorter fence is bare (a
+- **closing fence shorter than the opener**: an unclosed ````` ```` ````` block whose first shorter fence is bare (a
   nested block opens with its language; a bare one first is the closer);
 - **not closed inside its list item or block quote**: the fence's container ended first (a closer written at column 0
   under an indented list-item fence): CommonMark closes the fence there and reads the misplaced closer as a new opener;
@@ -21,7 +21,7 @@ rules call it malformed:
   is the closer of a pair that shifted, not a block the answer began.
 
 Everything else that runs to the end of the answer is a cut (truncated). What this cannot see: a cut inside a
-legitimately nested fence whose first nested block is untagged (```` ```` ```` holding ```` ``` ```` output) reads as
+legitimately nested fence whose first nested block is untagged (````` ```` ````` holding ```` ``` ```` output) reads as
 a shorter closer. docs/verification.md has the measurements.
 """
 
