@@ -11,7 +11,6 @@ at what lies on or next to it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 __all__ = [
@@ -140,9 +139,3 @@ def other_language(line: str, hosted_in: str) -> OtherLanguage | None:
         if match is not None and (match.start() < comment or match.start() <= indent):
             return OtherLanguage(language, line[match.start() : match.end()].strip()[:40])
     return None
-
-
-def lines_around(lines: list[str], line: int, before: int = 1, after: int = 1) -> Iterator[tuple[int, str]]:
-    """(one-based number, text) of `line` and its neighbours that exist."""
-    for number in range(max(1, line - before), min(len(lines), line + after) + 1):
-        yield number, lines[number - 1]
