@@ -131,12 +131,13 @@ def test_the_span_threshold_separates_the_two_sides() -> None:
     "text",
     [
         "a" * 4_000_000,
+        "-" * 4_000_000,
         "ab" * 2_000_000,
         "The answer\n" * 400_000,
         "".join(random.Random(1).choice("ab \n") for _ in range(200_000)),
         "word " * 800_000 + "end",
     ],
-    ids=["one character", "two characters", "a line", "random", "a loop that ended"],
+    ids=["one character", "a rule", "two characters", "a line", "random", "a loop that ended"],
 )
 def test_work_is_bounded_whatever_the_size(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
     compared = 0
@@ -157,7 +158,8 @@ def test_work_is_bounded_whatever_the_size(text: str, monkeypatch: pytest.Monkey
 
     whole, tail = work(text), work(text[-2 * WINDOW :])
     assert whole == tail  # only the end is read: the work does not grow with the text
-    assert whole <= 20 * loops.MAX_UNIT * WINDOW
+    # one slice per candidate period, then one binary search: about 4.5M characters at most, whatever the input
+    assert whole <= loops.MAX_UNIT * loops.MIN_REPEATS * loops.MAX_UNIT + 20 * WINDOW
 
 
 class TestTheRule:

@@ -71,7 +71,10 @@ def find_loop(text: str) -> RepetitionLoop | None:
         first = size - low - period
         unit = tail[first : first + period]
         if not _meaningful(unit):
-            continue
+            # The last `low + period` (>= MIN_SPAN > MAX_UNIT) characters repeat a unit without two visible characters
+            # and a letter; any longer period's unit would be a window of them, no better. Stop here: trying every
+            # period over a megabyte of `-` would otherwise cost seconds.
+            return None
         if "\n" in unit and not unit.endswith("\n"):  # start the unit on a line: the trailing newline was stripped
             shift = unit.index("\n") + 1
             first, unit = first + shift, unit[shift:] + unit[:shift]
