@@ -319,6 +319,7 @@ HOSTILE = {
     "200 KB unclosed fence": ("```\n" + "".join(f"text line {i}\n" for i in range(16_000)), TRUNCATED),
     "200 KB unclosed fence of opener-like lines": ("~~~\n" + "".join(f"```x{i}\n" for i in range(30_000)), TRUNCATED),
     "a 4 MB repetition loop": ("Answer:\n" + "and then again " * 270_000, MALFORMED),
+    "3.6 MB of misindented closers": ("```\n" + "    ```\n" * 450_001, MALFORMED),
     "2,000 nested $( in bash": ("```bash\necho " + "$(" * 2_000 + "x" + ")" * 2_000 + "\n```", UNVERIFIABLE),
     "replacement characters": ("```python\nprint('\ufffd\ufffd')\n```\n```yaml\na: \ufffd\n```", OK),
     "a NUL byte": ("```python\nx = 1\x00\n```", MALFORMED),

@@ -27,11 +27,12 @@ a shorter closer. docs/verification.md has the measurements.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from verdict.verify.fences import FencedBlock, scan_fences
+from verdict.verify.fences import FencedBlock
 
 __all__ = [
     "CONTAINER_ENDED",
@@ -49,9 +50,6 @@ SHORTER_CLOSER = "malformed closing fence (shorter than the opener)"
 CONTAINER_ENDED = "fence not closed inside its list item or block quote"
 ORPHAN_CLOSER = "orphan closing fence"
 
-_FENCE_LINE = re.compile(r"([ \t]*+)(`{3,}+|~{3,}+)(.*)")
-_TAB_STOP = 4
-
 
 @dataclass(frozen=True)
 class BrokenFence:
@@ -65,7 +63,7 @@ class BrokenFence:
 def broken_fences(blocks: Sequence[FencedBlock]) -> dict[int, BrokenFence]:
     """The blocks (by index in `blocks`) whose fences are malformed rather than cut; every other block is untouched.
 
-    Linear in the blocks' bodies: every body line is looked at a bounded number of times.
+    Linear in the blocks' bodies, and at C speed: a few regular-expression searches per body (`_patterns`).
     """
     found: dict[int, BrokenFence] = {}
     shifted_at = 0  # the first line where an earlier block's fences went wrong, if one did
@@ -110,42 +108,94 @@ def broken_fences(blocks: Sequence[FencedBlock]) -> dict[int, BrokenFence]:
     return found
 
 
-def _fence_lines(block: FencedBlock) -> list[tuple[int, int, int, str]]:
-    """(response line, indent columns, run length, text after the run) for each body line made of the block's fence
-    character."""
-    char = block.fence[0]
-    if char * 3 not in block.body:
-        return []
-    lines = []
-    for number, line in enumerate(block.body.split("\n"), 1):
-        match = _FENCE_LINE.fullmatch(line)
-        if match is None or match.group(2)[0] != char:
-            continue
-        lines.append((block.line + number, _columns(match.group(1)), len(match.group(2)), match.group(3)))
-    return lines
+@functools.lru_cache(maxsize=64)
+def _patterns(char: str, length: int) -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """For a fence of `length` times `char`: (text after a closer, an indented bare closer, the first shorter fence
+    line). Each runs in C over a body's windows, possessive, never backtracking into a run: a megabyte of fence-like
+    lines costs a few C passes, not a Python loop per line."""
+    fence = re.escape(char)
+    run = fence + "{" + str(length) + ",}+"
+    indented = r"^(?= {4}| {0,3}\t)[ \t]*+" + run + r"[ \t]*+$"  # 4+ columns: four spaces, or a tab within them
+    return (
+        re.compile(r"^ {0,3}" + run + r"[ \t]*+[^ \t\n][^\n]*", re.MULTILINE),
+        re.compile(indented, re.MULTILINE),
+        re.compile(r"^ {0,3}(" + fence + "{3," + str(length - 1) + "}+)(?!" + fence + r")([^\n]*)", re.MULTILINE)
+        if length > 3
+        else re.compile(r"(?!)"),
+    )
 
 
-def _text_after_closer(block: FencedBlock) -> BrokenFence | None:
-    for line, indent, run, rest in _fence_lines(block):
-        if indent <= 3 and run >= len(block.fence) and rest.strip(" \t"):
-            shown = (block.fence[0] * run + rest)[:40]
-            return BrokenFence(
-                TEXT_AFTER_CLOSER,
-                f"{TEXT_AFTER_CLOSER}: {shown!r} on line {line} does not close the block opened on line {block.line}",
-                line,
-            )
+_WINDOW = 64 * 1024
+"""Bodies are searched in line-aligned windows of about this size: one C regex call holds the GIL for its whole run,
+so a 4 MB body searched at once would stall the server's event loop even from a worker thread."""
+
+
+def _windows(text: str, needle: str) -> list[tuple[int, int]]:
+    """(start, end) of consecutive windows of `text` that begin and end on line boundaries, leaving out those without
+    `needle` (three fence characters, which every pattern here needs: a quick C `find` rules most windows out)."""
+    windows = []
+    start = 0
+    while start < len(text):
+        end = text.find("\n", min(start + _WINDOW, len(text)))
+        end = len(text) if end == -1 else end + 1
+        if text.find(needle, start, end) != -1:
+            windows.append((start, end))
+        start = end
+    return windows
+
+
+def _first(pattern: re.Pattern[str], text: str, needle: str) -> re.Match[str] | None:
+    for start, end in _windows(text, needle):
+        match = pattern.search(text, start, end)
+        if match is not None:
+            return match
     return None
 
 
-def _unpaired_indented_closer(block: FencedBlock) -> BrokenFence | None:
-    candidates = [
-        (line, indent)
-        for line, indent, run, rest in _fence_lines(block)
-        if indent >= 4 and run >= len(block.fence) and not rest.strip(" \t")
-    ]
-    if len(candidates) % 2 == 0:
+def _count(pattern: re.Pattern[str], text: str, needle: str) -> int:
+    return sum(len(pattern.findall(text, start, end)) for start, end in _windows(text, needle))
+
+
+def _last(pattern: re.Pattern[str], text: str, needle: str) -> re.Match[str] | None:
+    for start, end in reversed(_windows(text, needle)):
+        last = None
+        for match in pattern.finditer(text, start, end):
+            last = match
+        if last is not None:
+            return last
+    return None
+
+
+def _line(block: FencedBlock, position: int) -> int:
+    return block.line + block.body.count("\n", 0, position) + 1
+
+
+def _text_after_closer(block: FencedBlock) -> BrokenFence | None:
+    if block.fence[0] * 3 not in block.body:
         return None
-    line, indent = candidates[-1]
+    match = _first(_patterns(block.fence[0], len(block.fence))[0], block.body, block.fence[0] * 3)
+    if match is None:
+        return None
+    line = _line(block, match.start())
+    shown = match.group(0).strip()[:40]
+    return BrokenFence(
+        TEXT_AFTER_CLOSER,
+        f"{TEXT_AFTER_CLOSER}: {shown!r} on line {line} does not close the block opened on line {block.line}",
+        line,
+    )
+
+
+def _unpaired_indented_closer(block: FencedBlock) -> BrokenFence | None:
+    if block.fence[0] * 3 not in block.body:
+        return None
+    indented = _patterns(block.fence[0], len(block.fence))[1]
+    if _count(indented, block.body, block.fence[0] * 3) % 2 == 0:
+        return None
+    match = _last(indented, block.body, block.fence[0] * 3)
+    assert match is not None  # an odd count is at least one
+    line = _line(block, match.start())
+    text = match.group(0).expandtabs(4)
+    indent = len(text) - len(text.lstrip())
     return BrokenFence(
         INDENTED_CLOSER,
         f"{INDENTED_CLOSER}: the fence on line {line} is indented {indent} columns, so it does not close the block "
@@ -157,19 +207,12 @@ def _unpaired_indented_closer(block: FencedBlock) -> BrokenFence | None:
 def _unpaired_shorter_closer(block: FencedBlock) -> BrokenFence | None:
     if len(block.fence) == 3 or block.fence[0] * 3 not in block.body:
         return None
-    inner = scan_fences(block.body)
-    if not inner or inner[0].info or inner[0].fence[0] != block.fence[0]:
-        return None
-    line = block.line + inner[0].line
+    first = _first(_patterns(block.fence[0], len(block.fence))[2], block.body, block.fence[0] * 3)
+    if first is None or first.group(2).strip(" \t"):
+        return None  # no shorter fence, or the first one opens a nested block with its language
+    line = _line(block, first.start())
     return BrokenFence(
         SHORTER_CLOSER,
-        f"{SHORTER_CLOSER}: {inner[0].fence} on line {line} cannot close the {block.fence} opened on line {block.line}",
+        f"{SHORTER_CLOSER}: {first.group(1)} on line {line} cannot close the {block.fence} opened on line {block.line}",
         line,
     )
-
-
-def _columns(leading: str) -> int:
-    column = 0
-    for char in leading:
-        column = column + _TAB_STOP - column % _TAB_STOP if char == "\t" else column + 1
-    return column

@@ -82,7 +82,12 @@ class Verifier:
         if verification is None:
             scan = await self._scan(request.text)
             if scan.total:
-                verification = aggregate(await self._check(triage(scan, self._config)), scan.total)
+                # triage names broken closers with a few regex passes over the bodies: off the loop for large texts
+                if len(request.text) <= SCAN_INLINE_CHARS:
+                    decided = triage(scan, self._config)
+                else:
+                    decided = await asyncio.to_thread(triage, scan, self._config)
+                verification = aggregate(await self._check(decided), scan.total)
             else:
                 verification = NO_BLOCKS
         judge = self._second_opinion if second_opinion else None
