@@ -51,6 +51,9 @@ _HEREDOC_TOKEN = re.compile(
 _WORD_BREAK = frozenset(" \t;&|()<>")
 _BODY_OPENER = re.compile(r"(?:^|[\s;)])(?:\{|then|do|else)$")
 """A line that opens a body: a function or group `{`, `then`, `do`, `else` at its end (comments aside)."""
+_STUB_HINT = re.compile(r"^[ \t]*+#[^\n]*+\n(?:[ \t]*+\n)*+[ \t]*+(?:\}|(?:fi|done|esac|else|elif)\b)", re.MULTILINE)
+"""A comment line followed (blank lines aside) by a body's closing word: without one there is no stub to fill, and the
+line-by-line pass is skipped (it is Python; this search is C)."""
 _BODY_CLOSER = re.compile(r"(?:\}|fi|done|esac|else|elif)(?:[\s;|&)]|$)")
 
 
@@ -68,7 +71,7 @@ def fill_stubs(script: Snippet) -> Snippet:
     the stub is the script's only failure (exit 0: unverifiable, "a stub") or not (the other error is judged). Lines
     keep their count, so bash's line numbers still map back.
     """
-    if "#" not in script.text:
+    if _STUB_HINT.search(script.text) is None:
         return script
     lines = script.text.split("\n")
     stubs = []
@@ -90,10 +93,10 @@ def fill_stubs(script: Snippet) -> Snippet:
         if header >= 0 and comments and _BODY_CLOSER.match(stripped):
             lines[comments[0]] = " " * (len(line) - len(line.lstrip()) + 2) + ":"
             stubs.append(header + 1)
-        code = _without_comment(line).rstrip()
-        header = index if _BODY_OPENER.search(code) else -1
+        maybe_header = "{" in line or "then" in line or "do" in line or "else" in line
+        header = index if maybe_header and _BODY_OPENER.search(_without_comment(line).rstrip()) else -1
         comments = []
-        heredocs = _heredoc_delimiters(line)
+        heredocs = _heredoc_delimiters(line) if "<<" in line else []
     if not stubs:
         return script
     return Snippet("\n".join(lines), script.origin, script.note, tuple(stubs))

@@ -139,7 +139,8 @@ class Verifier:
         return [item if isinstance(item, BlockCheck) else next(done) for item in plan]
 
     async def _check_shell(self, code: str) -> CodeCheck:
-        script = shell_script(code)
+        # preparing the script (transcripts, stubs) is a Python pass over its lines: off the loop for large blocks
+        script = shell_script(code) if len(code) <= SCAN_INLINE_CHARS else await asyncio.to_thread(shell_script, code)
         if not script.text.strip():
             return CodeCheck(Verdict.UNVERIFIABLE, "no commands left once prompts and output lines are dropped")
         try:
