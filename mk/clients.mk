@@ -42,3 +42,6 @@ other-stubs: $(NODE_DEPS)
 	cd protos && ../$(BUF) generate -o $(abspath $(STUBS_OUT))
 	@echo "Go and Java stubs in $(STUBS_OUT)"
 .PHONY: other-stubs
+
+# tests/clients/test_npm_package.py packs the TypeScript client and installs the tarball into a clean project.
+unit: node-deps

@@ -3,12 +3,18 @@
 `verify` and `evaluate` run the domain code in-process by default (no server needed: a CI step can check a saved
 completion), or call a running server with `--target host:port`. Both print JSON. Exit status for `verify`: 0 when the
 response did not fail (ok or unverifiable), 1 when it failed (truncated or malformed), 2 on a usage or I/O error.
+
+Human-facing spellings are the ones every client and doc uses: verdicts in lower case (`malformed`, the wire enum
+`VERIFY_VERDICT_MALFORMED` without its prefix) and the state token in base64 (the proto3 JSON form of bytes, which
+grpcurl and curl show too).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
+import binascii
 import json
 import logging
 import os
@@ -67,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--output-file", default="-", help="the action's stdout; '-' reads stdin")
     evaluate.add_argument("--exit-code", type=int, default=0)
     evaluate.add_argument("--context", default="{}", help="interpolation namespaces as JSON")
-    evaluate.add_argument("--state", default="", help="the state token from the previous call (as printed)")
+    evaluate.add_argument("--state", default="", help="the state token from the previous call (base64, as printed)")
     evaluate.add_argument("--workspace", default="")
     _input_arguments(evaluate)
     return parser
@@ -118,7 +124,7 @@ async def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
         config=verdict_pb2.EvaluatorConfig(yaml=args.evaluator),
         output=_read(args.output_file),
         exit_code=args.exit_code,
-        state=bytes.fromhex(args.state),
+        state=_state_token(args.state),
         workspace=args.workspace,
     )
     json_format.ParseDict(json.loads(args.context), request.context)
@@ -129,9 +135,7 @@ async def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
 
         async with _local_components() as components:
             response = evaluation_to_proto(await components.evaluations.evaluate(evaluation_input(request)))
-    result = _as_json(response)
-    result["state"] = response.state.hex()
-    return result
+    return _as_json(response)
 
 
 async def _call(args: argparse.Namespace, method: str, request: Any) -> Any:
@@ -144,14 +148,39 @@ async def _call(args: argparse.Namespace, method: str, request: Any) -> Any:
         return await getattr(stub, method)(request, timeout=args.timeout)
 
 
+def _state_token(text: str) -> bytes:
+    try:
+        return base64.b64decode(text, validate=True)
+    except binascii.Error:
+        raise ValueError("--state must be the base64 token printed by the previous call") from None
+
+
 def _as_json(response: Any) -> dict[str, Any]:
     from google.protobuf import json_format
 
     from verdict.rpc import plain
 
-    return plain(  # type: ignore[no-any-return]
-        json_format.MessageToDict(response, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
+    document = json_format.MessageToDict(
+        response, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
     )
+    return _lower_verdicts(plain(document))  # type: ignore[no-any-return]
+
+
+VERDICT_PREFIX = "VERIFY_VERDICT_"
+
+
+def _lower_verdicts(value: Any) -> Any:
+    """`VERIFY_VERDICT_MALFORMED` -> `malformed` under every `verdict` key: the one spelling people read."""
+    if isinstance(value, dict):
+        return {
+            key: item.removeprefix(VERDICT_PREFIX).lower()
+            if key == "verdict" and isinstance(item, str) and item.startswith(VERDICT_PREFIX)
+            else _lower_verdicts(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_lower_verdicts(item) for item in value]
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:
