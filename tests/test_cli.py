@@ -84,7 +84,15 @@ def test_verify_against_a_running_server(server_process: ServerProcess) -> None:
 
 def _sample_value(key: str) -> str:
     """A valid non-default value for `key`, as text."""
-    samples = {"grpc_address": "127.0.0.1:1", "metrics_address": "127.0.0.1:2", "log_level": "DEBUG"}
+    samples = {
+        "grpc_address": "127.0.0.1:1",
+        "metrics_address": "127.0.0.1:2",
+        "log_level": "DEBUG",
+        "log_format": "json",
+        "access_log_level": "DEBUG",
+        "decision_log": "stderr",
+        "decision_log_url": "http://collector:8080/logs",
+    }
     if key in samples:
         return samples[key]
     default = getattr(Config(), key)

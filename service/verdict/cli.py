@@ -16,7 +16,6 @@ import asyncio
 import base64
 import binascii
 import json
-import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -25,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from verdict.config import Config, config_keys, load_config
 from verdict.errors import ConfigError, VerdictError
-from verdict.observe import CallContextFilter
+from verdict.logs import configure_logging
 
 if TYPE_CHECKING:
     from verdict.server import Components
@@ -67,6 +66,15 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--completion-tokens", type=int, default=0)
     verify.add_argument("--request-file", help="the user's request, for the optional second opinion")
     _input_arguments(verify)
+
+    config = subparsers.add_parser(
+        "config",
+        help="print the effective configuration as YAML (secrets masked), or check a file",
+        description="Print the configuration `verdict serve` would run with (file < VERDICT_* environment), secrets "
+        "masked; or, with --check FILE, validate a file and exit 0 (valid) or 2 (the message names the bad key).",
+    )
+    config.add_argument("--config", help="YAML file of configuration keys, as for `verdict serve`")
+    config.add_argument("--check", metavar="FILE", help="validate FILE alone (the environment is not read)")
 
     evaluate = subparsers.add_parser("evaluate", help="run one evaluator, print the verdict as JSON")
     evaluate.add_argument("--evaluator", required=True, help="a little-loops `evaluate:` block, YAML or JSON")
@@ -183,6 +191,21 @@ def _lower_verdicts(value: Any) -> Any:
     return value
 
 
+def _config(args: argparse.Namespace) -> int:
+    from verdict.effective import render
+
+    try:
+        if args.check:
+            load_config(args.check)
+            print(f"{args.check}: valid")
+            return EXIT_OK
+        print(render(load_config(args.config, env=os.environ)), end="")
+        return EXIT_OK
+    except ConfigError as error:
+        print(f"verdict: invalid configuration: {error}", file=sys.stderr)
+        return EXIT_ERROR
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "serve":
@@ -192,10 +215,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ConfigError as error:
             print(f"verdict: invalid configuration: {error}", file=sys.stderr)
             return EXIT_ERROR
-        handler = logging.StreamHandler(sys.stderr)
-        handler.addFilter(CallContextFilter())
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s [%(call)s] %(message)s"))
-        logging.basicConfig(level=config.log_level, handlers=[handler])
+        configure_logging(config.log_format, config.log_level)
         from verdict.server import serve
 
         try:
@@ -203,6 +223,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ConfigError as error:  # an address that cannot be bound
             print(f"verdict: cannot serve: {error}", file=sys.stderr)
             return EXIT_ERROR
+    if args.command == "config":
+        return _config(args)
     try:
         if args.command == "verify":
             result = asyncio.run(_verify(args))

@@ -21,7 +21,6 @@ import contextlib
 import logging
 import os
 import signal
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,7 +37,7 @@ from verdict.errors import ConfigError
 from verdict.evaluators import Evaluations
 from verdict.health import Health
 from verdict.judges import build_judges
-from verdict.metrics import Metrics
+from verdict.metrics import Metrics, register_runtime_collectors
 from verdict.observe import MetricsInterceptor
 from verdict.rpc import SERVICE_DESCRIPTOR, SERVICE_NAME, VerdictServicer, method_handlers
 from verdict.runner import Runner
@@ -161,8 +160,9 @@ async def build_server(
     process or pool exists that would then have to be cleaned up.
     """
     metrics = Metrics(registry if registry is not None else CollectorRegistry(), model_labels=config.judge_model_labels)
+    register_runtime_collectors(metrics.registry)
     server = grpc.aio.server(
-        interceptors=[MetricsInterceptor(metrics)],
+        interceptors=[MetricsInterceptor(metrics, access_log_level=config.access_log_level)],
         options=_server_options(config),
         maximum_concurrent_rpcs=config.max_concurrent_rpcs or None,
     )
@@ -202,10 +202,9 @@ def start_metrics_server(config: Config, registry: CollectorRegistry) -> tuple[A
 
 
 async def serve(config: Config, *, env: Mapping[str, str] | None = None) -> int:
-    """Run until SIGTERM or SIGINT, then drain (a second signal cuts the drain short). Prints one JSON line when
-    ready; returns the exit status. Raises ConfigError naming the key when an address cannot be bound."""
-    import json
-
+    """Run until SIGTERM or SIGINT, then drain (a second signal cuts the drain short). Logs one `ready` record
+    (fields event=serving, grpc_port, metrics_port) when ready, in the configured log format; returns the exit
+    status. Raises ConfigError naming the key when an address cannot be bound."""
     prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
     registry = CollectorRegistry()
     metrics_server = start_metrics_server(config, registry)
@@ -230,8 +229,7 @@ async def serve(config: Config, *, env: Mapping[str, str] | None = None) -> int:
         loop.add_signal_handler(signum, on_signal)
     await app.start()
     ready = {"event": "serving", "grpc_port": port, "metrics_port": metrics_server[1] if metrics_server else None}
-    sys.stdout.write(json.dumps(ready) + "\n")
-    sys.stdout.flush()
+    log.info("ready", extra={"fields": ready})
     await stop.wait()
     log.info("signal received; shutting down")
     await app.stop()
