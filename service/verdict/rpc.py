@@ -26,6 +26,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
+from verdict.decisions import DecisionLog, failure, record_call
 from verdict.errors import ERROR_DOMAIN, InvalidArgument, InvalidConfig, ResourceExhausted, VerdictError
 from verdict.evaluators import EvaluationInput, EvaluationResult, Evaluations, EvaluatorSpec, load_evaluate_block
 from verdict.evaluators.dispatch import jsonable
@@ -201,14 +202,33 @@ def _translating(handler: Handler) -> Handler:
                 )
             return response
         except VerdictError as error:
+            failure.set(error)
             await context.abort_with_status(to_status(error))
         except grpc.aio.AbortError:
             raise
         except Exception:
             log.exception("internal error in %s", handler.__name__)
-            await context.abort_with_status(to_status(_Internal("internal error; the server log has the details")))
+            internal = _Internal("internal error; the server log has the details")
+            failure.set(internal)
+            await context.abort_with_status(to_status(internal))
 
-    return translated
+    @functools.wraps(handler)
+    async def decided(self: Any, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        """Every answer, success or error, becomes one decision record when a decision log is configured."""
+        decisions: DecisionLog | None = self._decisions
+        if decisions is None:
+            return await translated(self, request, context)
+        started = time.perf_counter()
+        token = failure.set(None)
+        response = None
+        try:
+            response = await translated(self, request, context)
+            return response
+        finally:
+            record_call(decisions, handler.__name__, request, response, failure.get(), started)
+            failure.reset(token)
+
+    return decided
 
 
 def _deadline(context: grpc.aio.ServicerContext[Any, Any]) -> float | None:
@@ -219,10 +239,18 @@ def _deadline(context: grpc.aio.ServicerContext[Any, Any]) -> float | None:
 class VerdictServicer:
     """Implements verdict.v1.VerdictService over the domain's Verifier and Evaluations."""
 
-    def __init__(self, verifier: Verifier, evaluations: Evaluations, *, max_response_bytes: int = 0) -> None:
+    def __init__(
+        self,
+        verifier: Verifier,
+        evaluations: Evaluations,
+        *,
+        max_response_bytes: int = 0,
+        decisions: DecisionLog | None = None,
+    ) -> None:
         self._verifier = verifier
         self._evaluations = evaluations
         self._max_response_bytes = max_response_bytes
+        self._decisions = decisions
         self._catalogue = _catalogue_response(evaluations.catalogue())
 
     @_translating

@@ -33,6 +33,7 @@ from grpc_reflection.v1alpha import reflection
 from prometheus_client import CollectorRegistry
 
 from verdict.config import Config
+from verdict.decisions import DecisionLog, build_decision_log
 from verdict.errors import ConfigError
 from verdict.evaluators import Evaluations
 from verdict.health import Health
@@ -85,6 +86,7 @@ class App:
     health: Health
     metrics: Metrics
     components: Components
+    decisions: DecisionLog | None = None
     _stopping: bool = False
     _stopped: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -117,6 +119,8 @@ class App:
             log.info("draining: up to %.1fs for in-flight calls", grace)
             await self.server.stop(grace)
             await self.components.aclose()
+            if self.decisions is not None:
+                await asyncio.to_thread(self.decisions.close)
             log.info("stopped")
         finally:
             self._stopped.set()
@@ -173,7 +177,10 @@ async def build_server(
     if port == 0:
         raise ConfigError("grpc_address", f"cannot bind {config.grpc_address} (in use, or not an address of this host)")
     components = build_components(config, metrics, env if env is not None else os.environ)
-    servicer = VerdictServicer(components.verifier, components.evaluations, max_response_bytes=config.max_message_bytes)
+    decisions = build_decision_log(config, metrics.registry)
+    servicer = VerdictServicer(
+        components.verifier, components.evaluations, max_response_bytes=config.max_message_bytes, decisions=decisions
+    )
     server.add_generic_rpc_handlers((method_handlers(servicer),))
     not_serving, serving = health_pb2.HealthCheckResponse.NOT_SERVING, health_pb2.HealthCheckResponse.SERVING
     health = Health({**dict.fromkeys(READINESS_SERVICES, not_serving), LIVENESS_SERVICE: serving})
@@ -182,7 +189,7 @@ async def build_server(
     if config.reflection:
         reflection.enable_server_reflection([*served, reflection.SERVICE_NAME], server)
     metrics.initialize_rpcs(SERVICE_NAME, [(m.name, "unary") for m in SERVICE_DESCRIPTOR.methods])
-    app = App(config, server, port, health, metrics, components)
+    app = App(config, server, port, health, metrics, components, decisions)
     return app, port
 
 
