@@ -72,6 +72,11 @@ class Config:
     metrics_address: str = _key(
         "[::]:9464", "Address of the Prometheus /metrics HTTP server (host:port); empty disables it."
     )
+    http_address: str = _key(
+        "",
+        "Address of the HTTP port serving the same RPCs over Connect (JSON or binary, curl-friendly), gRPC-Web and "
+        "gRPC, on HTTP/1.1 and HTTP/2 (host:port); empty disables it.",
+    )
     max_message_bytes: int = _key(
         4 * 1024 * 1024,
         "Largest request accepted, in bytes; a bigger one is RESOURCE_EXHAUSTED before any work is done.",
@@ -223,7 +228,7 @@ class Config:
             choices = f.metadata.get("choices")
             if choices and value not in choices:
                 raise ConfigError(f.name, f"must be one of {', '.join(choices)}, got {value!r}")
-        for name in ("grpc_address", "metrics_address"):
+        for name in ("grpc_address", "metrics_address", "http_address"):
             address = getattr(self, name)
             if address or name == "grpc_address":
                 _check_address(name, address)

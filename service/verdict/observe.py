@@ -25,9 +25,11 @@ from verdict.metrics import GRPC_CODE_LABELS, Metrics, grpc_code_label
 __all__ = [
     "CallContext",
     "CallContextFilter",
+    "MethodSeries",
     "MetricsInterceptor",
     "TraceContext",
     "current_call",
+    "log_access",
     "parse_traceparent",
 ]
 
@@ -113,8 +115,8 @@ _TYPES = {
 }
 
 
-class _MethodSeries:
-    """The cached label children of one method."""
+class MethodSeries:
+    """The cached label children of one method (shared by the gRPC interceptor and the Connect port)."""
 
     def __init__(self, metrics: Metrics, full_method: str, grpc_type: str, access_level: int | None = None) -> None:
         service, _, method = full_method.lstrip("/").rpartition("/")
@@ -157,13 +159,13 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
 
     def __init__(self, metrics: Metrics, *, access_log_level: str = "OFF") -> None:
         self._metrics = metrics
-        self._series: dict[str, _MethodSeries] = {}
+        self._series: dict[str, MethodSeries] = {}
         self._access_level = None if access_log_level == "OFF" else logging.getLevelName(access_log_level)
 
-    def _series_for(self, method: str, grpc_type: str) -> _MethodSeries:
+    def _series_for(self, method: str, grpc_type: str) -> MethodSeries:
         series = self._series.get(method)
         if series is None:
-            series = self._series[method] = _MethodSeries(self._metrics, method, grpc_type, self._access_level)
+            series = self._series[method] = MethodSeries(self._metrics, method, grpc_type, self._access_level)
         return series
 
     async def intercept_service(
@@ -197,7 +199,7 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         return handler
 
 
-def _observe_unary(series: _MethodSeries, behavior: Any) -> Any:
+def _observe_unary(series: MethodSeries, behavior: Any) -> Any:
     async def observed(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         started = time.perf_counter()
         series.started.inc()
@@ -224,7 +226,7 @@ def _observe_unary(series: _MethodSeries, behavior: Any) -> Any:
     return observed
 
 
-def _observe_stream(series: _MethodSeries, behavior: Any, *, client_streams: bool) -> Any:
+def _observe_stream(series: MethodSeries, behavior: Any, *, client_streams: bool) -> Any:
     """Streaming handlers come in two shapes: async generators (reflection), whose yields are counted as sent, and
     coroutines that call `context.write` (health's Watch), which get a context that counts each write."""
 
@@ -269,7 +271,7 @@ def _observe_stream(series: _MethodSeries, behavior: Any, *, client_streams: boo
 class _CountingWrites:
     """The servicer context of a streaming call, counting each message written through it as sent."""
 
-    def __init__(self, context: grpc.aio.ServicerContext[Any, Any], series: _MethodSeries) -> None:
+    def __init__(self, context: grpc.aio.ServicerContext[Any, Any], series: MethodSeries) -> None:
         self._context = context
         self._sent = series.sent
 
@@ -281,7 +283,7 @@ class _CountingWrites:
         return getattr(self._context, name)
 
 
-async def _count_received(requests: AsyncIterator[Any], series: _MethodSeries) -> AsyncIterator[Any]:
+async def _count_received(requests: AsyncIterator[Any], series: MethodSeries) -> AsyncIterator[Any]:
     async for request in requests:
         series.received.inc()
         yield request

@@ -34,7 +34,7 @@ from verdict.v1 import verdict_pb2
 from verdict.verify.model import BlockCheck, Verdict, Verification, VerifyInput
 from verdict.verify.verifier import Verifier
 
-__all__ = ["SERVICE_NAME", "Undecodable", "VerdictServicer", "method_handlers"]
+__all__ = ["SERVICE_NAME", "Undecodable", "VerdictServicer", "message_class", "method_handlers"]
 
 log = logging.getLogger("verdict.rpc")
 
@@ -278,8 +278,8 @@ def method_handlers(servicer: VerdictServicer) -> grpc.GenericRpcHandler:
     """One handler per RPC in the proto, decoded leniently. A proto RPC the servicer lacks fails here, at startup."""
     handlers = {}
     for method in SERVICE_DESCRIPTOR.methods:
-        request_class = _message_class(method.input_type)
-        response_class = _message_class(method.output_type)
+        request_class = message_class(method.input_type)
+        response_class = message_class(method.output_type)
         handlers[method.name] = grpc.unary_unary_rpc_method_handler(
             getattr(servicer, method.name),
             request_deserializer=_lenient_decoder(request_class),
@@ -288,7 +288,7 @@ def method_handlers(servicer: VerdictServicer) -> grpc.GenericRpcHandler:
     return grpc.method_handlers_generic_handler(SERVICE_NAME, handlers)
 
 
-def _message_class(descriptor: Descriptor) -> type[message.Message]:
+def message_class(descriptor: Descriptor) -> type[message.Message]:
     return getattr(verdict_pb2, descriptor.name)  # type: ignore[no-any-return]
 
 

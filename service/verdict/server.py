@@ -23,7 +23,7 @@ import os
 import signal
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 import grpc.aio
@@ -43,6 +43,9 @@ from verdict.observe import MetricsInterceptor
 from verdict.rpc import SERVICE_DESCRIPTOR, SERVICE_NAME, VerdictServicer, method_handlers
 from verdict.runner import Runner
 from verdict.verify.verifier import Verifier
+
+if TYPE_CHECKING:
+    from verdict.connect import ConnectServer
 
 __all__ = ["LIVENESS_SERVICE", "READINESS_SERVICES", "App", "build_server", "serve"]
 
@@ -87,6 +90,7 @@ class App:
     metrics: Metrics
     components: Components
     decisions: DecisionLog | None = None
+    http: ConnectServer | None = None
     _stopping: bool = False
     _stopped: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -97,6 +101,8 @@ class App:
     async def start(self) -> None:
         """Accept calls, then report ready."""
         await self.server.start()
+        if self.http is not None:
+            self.http.start()
         await self.mark_ready()
 
     async def mark_ready(self) -> None:
@@ -117,7 +123,10 @@ class App:
         try:
             await self.health.drain(READINESS_SERVICES)
             log.info("draining: up to %.1fs for in-flight calls", grace)
-            await self.server.stop(grace)
+            if self.http is not None:
+                await asyncio.gather(self.server.stop(grace), self.http.stop(grace))
+            else:
+                await self.server.stop(grace)
             await self.components.aclose()
             if self.decisions is not None:
                 await asyncio.to_thread(self.decisions.close)
@@ -189,7 +198,22 @@ async def build_server(
     if config.reflection:
         reflection.enable_server_reflection([*served, reflection.SERVICE_NAME], server)
     metrics.initialize_rpcs(SERVICE_NAME, [(m.name, "unary") for m in SERVICE_DESCRIPTOR.methods])
-    app = App(config, server, port, health, metrics, components, decisions)
+    http = None
+    if config.http_address:
+        from verdict.connect import ConnectServer, connect_application
+
+        try:
+            http = ConnectServer(
+                connect_application(servicer, metrics, config),
+                config.http_address,
+                grace_seconds=config.grace_period_seconds,
+            )
+        except BaseException:
+            await components.aclose()
+            if decisions is not None:
+                decisions.close()
+            raise
+    app = App(config, server, port, health, metrics, components, decisions, http)
     return app, port
 
 
@@ -236,6 +260,8 @@ async def serve(config: Config, *, env: Mapping[str, str] | None = None) -> int:
         loop.add_signal_handler(signum, on_signal)
     await app.start()
     ready = {"event": "serving", "grpc_port": port, "metrics_port": metrics_server[1] if metrics_server else None}
+    if app.http is not None:
+        ready["http_port"] = app.http.port
     log.info("ready", extra={"fields": ready})
     await stop.wait()
     log.info("signal received; shutting down")
