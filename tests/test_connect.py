@@ -3,6 +3,7 @@ HTTP/2, with the same errors (codes and details), limits, metrics, access log an
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import re
@@ -23,9 +24,11 @@ from connectrpc.compat import google_protobuf_binary_codec, google_protobuf_json
 from connectrpc.errors import ConnectError
 from connectrpc.protocol import ProtocolType
 from google.rpc import error_details_pb2
+from prometheus_client import CollectorRegistry
 
 from tests.support import Running, make_config, serving
-from verdict.connect import method_infos
+from verdict.connect import ConnectServer, connect_application, method_infos
+from verdict.metrics import Metrics
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
 
 SERVICE = "/verdict.v1.VerdictService"
@@ -51,8 +54,6 @@ async def http(tmp_path: Path) -> AsyncIterator[tuple[Running, str, Path]]:
 
 async def _curl(*args: str) -> tuple[int, dict[str, Any]]:
     """curl in a worker thread (the server shares this event loop); returns (HTTP status, JSON body)."""
-    import asyncio
-
     assert CURL is not None
     done = await asyncio.to_thread(
         subprocess.run,
@@ -161,8 +162,6 @@ def _post(url: str, body: bytes, content_type: str, headers: dict[str, str] | No
 async def test_limits_metrics_access_log_and_decisions_are_shared(
     http: tuple[Running, str, Path], caplog: pytest.LogCaptureFixture
 ) -> None:
-    import asyncio
-
     running, base, log = http
     caplog.set_level("INFO", logger="verdict.access")
     headers = {"x-request-id": "http-1", "traceparent": f"00-{TRACE_ID}-00f067aa0ba902b7-01"}
@@ -230,8 +229,6 @@ def readme_curl_lines() -> list[str]:
 
 @needs_curl
 async def test_readme_curl_calls_run_as_written(http: tuple[Running, str, Path]) -> None:
-    import asyncio
-
     running, _base, _log = http
     assert running.app.http is not None
     lines = readme_curl_lines()
@@ -249,3 +246,51 @@ async def test_readme_curl_calls_run_as_written(http: tuple[Running, str, Path])
     assert len(catalogue["evaluators"]) > 10
     assert error["code"] == "invalid_argument"
     assert [detail["type"] for detail in error["details"]] == ["google.rpc.ErrorInfo", "google.rpc.BadRequest"]
+
+
+class _HeldServicer:
+    """Stands in for the servicer: VerifyResponse waits until released, so a call is deterministically in flight."""
+
+    def __init__(self) -> None:
+        self.entered = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def VerifyResponse(self, request: Any, context: Any) -> verdict_pb2.VerifyResponseResponse:
+        self.entered.set()
+        await self.release.wait()
+        return verdict_pb2.VerifyResponseResponse(verdict=verdict_pb2.VERIFY_VERDICT_OK)
+
+    async def Evaluate(self, request: Any, context: Any) -> verdict_pb2.EvaluateResponse:
+        return verdict_pb2.EvaluateResponse(verdict="yes")
+
+    async def ListEvaluators(self, request: Any, context: Any) -> verdict_pb2.ListEvaluatorsResponse:
+        return verdict_pb2.ListEvaluatorsResponse()
+
+
+async def test_max_concurrent_rpcs_applies_to_the_http_port() -> None:
+    held = _HeldServicer()
+    config = make_config(http_address="127.0.0.1:0", max_concurrent_rpcs=1)
+    app = connect_application(held, Metrics(CollectorRegistry()), config)  # type: ignore[arg-type]
+    server = ConnectServer(app, config.http_address, grace_seconds=1)
+    server.start()
+    methods = method_infos()
+    try:
+        async with ConnectClient(f"http://127.0.0.1:{server.port}", codec=google_protobuf_binary_codec()) as client:
+            first = asyncio.ensure_future(
+                client.execute_unary(request=verdict_pb2.VerifyResponseRequest(), method=methods["VerifyResponse"])
+            )
+            await held.entered.wait()
+            with pytest.raises(ConnectError) as caught:
+                await client.execute_unary(
+                    request=verdict_pb2.ListEvaluatorsRequest(), method=methods["ListEvaluators"]
+                )
+            assert caught.value.code == Code.RESOURCE_EXHAUSTED
+            assert "max_concurrent_rpcs" in caught.value.message
+            held.release.set()
+            assert (await first).verdict == verdict_pb2.VERIFY_VERDICT_OK
+            listed = await client.execute_unary(
+                request=verdict_pb2.ListEvaluatorsRequest(), method=methods["ListEvaluators"]
+            )
+            assert list(listed.evaluators) == []
+    finally:
+        await server.stop(1)

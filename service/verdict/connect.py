@@ -92,8 +92,27 @@ def _grpc_code(error: BaseException | None, ctx: RequestContext[Any, Any]) -> gr
     return grpc.StatusCode.UNKNOWN
 
 
+class _InFlight:
+    """`max_concurrent_rpcs` for the HTTP port: calls beyond it are RESOURCE_EXHAUSTED at once, as gRPC does on its
+    port (each port has its own limit)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.count = 0
+
+    def __enter__(self) -> None:
+        if self.limit and self.count >= self.limit:
+            raise ConnectError(
+                Code.RESOURCE_EXHAUSTED, f"the server is at max_concurrent_rpcs ({self.limit}) on its HTTP port"
+            )
+        self.count += 1
+
+    def __exit__(self, *exc: object) -> None:
+        self.count -= 1
+
+
 def _endpoint_function(
-    behavior: Callable[[Any, Any], Awaitable[Any]], series: MethodSeries, access_level: int | None
+    behavior: Callable[[Any, Any], Awaitable[Any]], series: MethodSeries, access_level: int | None, in_flight: _InFlight
 ) -> Callable[[Any, RequestContext[Any, Any]], Awaitable[Any]]:
     async def call(request: Any, ctx: RequestContext[Any, Any]) -> Any:
         started = time.perf_counter()
@@ -112,7 +131,8 @@ def _endpoint_function(
         token = current_call.set(context)
         error: BaseException | None = None
         try:
-            return await behavior(request, _CallAdapter(ctx))
+            with in_flight:
+                return await behavior(request, _CallAdapter(ctx))
         except BaseException as exc:
             error = exc
             raise
@@ -153,6 +173,7 @@ class _VerdictConnectApp(ConnectASGIApplication[VerdictServicer]):
 def connect_application(servicer: VerdictServicer, metrics: Metrics, config: Config) -> ConnectASGIApplication[Any]:
     """The ASGI application serving every RPC of the proto's service over Connect, gRPC and gRPC-Web."""
     access_level = None if config.access_log_level == "OFF" else logging.getLevelName(config.access_log_level)
+    in_flight = _InFlight(config.max_concurrent_rpcs)
 
     def endpoints(service: VerdictServicer) -> Mapping[str, Any]:
         table: dict[str, Any] = {}
@@ -161,7 +182,7 @@ def connect_application(servicer: VerdictServicer, metrics: Metrics, config: Con
             series = MethodSeries(metrics, f"/{SERVICE_NAME}/{method.name}", "unary", access_level)
             behavior = getattr(service, method.name)
             table[f"/{SERVICE_NAME}/{method.name}"] = Endpoint.unary(
-                info, _endpoint_function(behavior, series, series.access_level)
+                info, _endpoint_function(behavior, series, series.access_level, in_flight)
             )
         return table
 
