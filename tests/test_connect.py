@@ -294,3 +294,73 @@ async def test_max_concurrent_rpcs_applies_to_the_http_port() -> None:
             assert list(listed.evaluators) == []
     finally:
         await server.stop(1)
+
+
+HTTP_POLICY = """
+principals:
+  runner:
+    rpcs: ["*"]
+    judges: false
+  reader:
+    rpcs: [ListEvaluators]
+"""
+
+
+async def test_the_http_port_authenticates_and_authorizes_like_the_grpc_port(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level("INFO", logger="verdict.access")
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(HTTP_POLICY)
+    tokens = tmp_path / "tokens"
+    tokens.mkdir()
+    (tokens / "runner").write_text("runner-token-0123456789abcdef\n")
+    (tokens / "reader").write_text("reader-token-0123456789abcdef\n")
+    log = tmp_path / "decisions.log"
+    config = make_config(
+        http_address="127.0.0.1:0",
+        auth_policy_file=str(policy),
+        auth_tokens_dir=str(tokens),
+        decision_log="file",
+        decision_log_path=str(log),
+    )
+    methods = method_infos()
+    request = verdict_pb2.VerifyResponseRequest(text=MALFORMED)
+    async with serving(config) as running:
+        assert running.app.http is not None
+        base = f"http://127.0.0.1:{running.app.http.port}"
+        async with ConnectClient(base, codec=google_protobuf_json_codec()) as client:
+            with pytest.raises(ConnectError) as missing:
+                await client.execute_unary(request=request, method=methods["VerifyResponse"])
+            assert missing.value.code == Code.UNAUTHENTICATED
+            assert error_details_pb2.ErrorInfo.FromString(missing.value.details[0].message_bytes).reason == (
+                "CREDENTIALS_MISSING"
+            )
+            reader = {"authorization": "Bearer reader-token-0123456789abcdef"}
+            with pytest.raises(ConnectError) as denied:
+                await client.execute_unary(request=request, method=methods["VerifyResponse"], headers=reader)
+            assert denied.value.code == Code.PERMISSION_DENIED
+            runner = {"authorization": "Bearer runner-token-0123456789abcdef", "x-request-id": "auth-1"}
+            verified = await client.execute_unary(request=request, method=methods["VerifyResponse"], headers=runner)
+            assert verified.verdict == verdict_pb2.VERIFY_VERDICT_MALFORMED
+            judged = verdict_pb2.EvaluateRequest(
+                config=verdict_pb2.EvaluatorConfig(yaml="type: llm_structured\nprompt: done?"), output="x"
+            )
+            with pytest.raises(ConnectError) as no_judges:
+                await client.execute_unary(request=judged, method=methods["Evaluate"], headers=runner)
+            assert no_judges.value.code == Code.PERMISSION_DENIED
+        sample = running.registry.get_sample_value
+        assert sample("verdict_auth_decisions_total", {"principal": "runner", "decision": "allowed"}) == 2
+        assert sample("verdict_auth_decisions_total", {"principal": "reader", "decision": "permission_denied"}) == 1
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(r["principal"], r["request_id"], r["code"]) for r in records] == [
+        ("runner", "auth-1", "OK"),
+        ("runner", "auth-1", "PermissionDenied"),
+    ]
+    access = [r.fields for r in caplog.records if getattr(r, "fields", {}).get("event") == "call"]  # type: ignore[attr-defined]
+    assert [(line["code"], line.get("principal", "")) for line in access] == [
+        ("Unauthenticated", ""),
+        ("PermissionDenied", "reader"),
+        ("OK", "runner"),
+        ("PermissionDenied", "runner"),
+    ]

@@ -34,11 +34,12 @@ from hypercorn.config import Config as HypercornConfig
 from hypercorn.utils import wrap_app
 from protobuf.wkt import Any as ConnectAny
 
+from verdict.access import AccessInterceptor, publish, unpublish
 from verdict.config import Config
-from verdict.errors import ConfigError
+from verdict.errors import ConfigError, VerdictError
 from verdict.metrics import Metrics, grpc_code_label
 from verdict.observe import CallContext, MethodSeries, current_call, log_access, parse_traceparent
-from verdict.rpc import SERVICE_DESCRIPTOR, SERVICE_NAME, VerdictServicer, message_class
+from verdict.rpc import SERVICE_DESCRIPTOR, SERVICE_NAME, VerdictServicer, message_class, to_status
 
 __all__ = ["ConnectServer", "connect_application", "method_infos"]
 
@@ -48,10 +49,17 @@ _DETAILS_TRAILER = "grpc-status-details-bin"
 
 
 class _CallAdapter:
-    """What the servicer reads from a gRPC servicer context, answered from a Connect request context."""
+    """What the servicer and the access gate read from a gRPC servicer context, answered from a Connect request
+    context. The HTTP port verifies no client certificates, so its callers authenticate with bearer tokens."""
 
     def __init__(self, ctx: RequestContext[Any, Any]) -> None:
         self._ctx = ctx
+
+    def peer(self) -> str:
+        return f"http:{self._ctx.client_address or 'unknown'}"
+
+    def auth_context(self) -> dict[str, list[bytes]]:
+        return {}
 
     def time_remaining(self) -> float | None:
         remaining = self._ctx.timeout_ms
@@ -92,7 +100,7 @@ def _grpc_code(error: BaseException | None, ctx: RequestContext[Any, Any]) -> gr
     return grpc.StatusCode.UNKNOWN
 
 
-class _InFlight:
+class _InFlightTotal:
     """`max_concurrent_rpcs` for the HTTP port: calls beyond it are RESOURCE_EXHAUSTED at once, as gRPC does on its
     port (each port has its own limit)."""
 
@@ -112,7 +120,10 @@ class _InFlight:
 
 
 def _endpoint_function(
-    behavior: Callable[[Any, Any], Awaitable[Any]], series: MethodSeries, access_level: int | None, in_flight: _InFlight
+    behavior: Callable[[Any, Any], Awaitable[Any]],
+    series: MethodSeries,
+    in_flight: _InFlightTotal,
+    access: AccessInterceptor | None,
 ) -> Callable[[Any, RequestContext[Any, Any]], Awaitable[Any]]:
     async def call(request: Any, ctx: RequestContext[Any, Any]) -> Any:
         started = time.perf_counter()
@@ -129,10 +140,22 @@ def _endpoint_function(
             "connect",
         )
         token = current_call.set(context)
+        adapter = _CallAdapter(ctx)
         error: BaseException | None = None
         try:
             with in_flight:
-                return await behavior(request, _CallAdapter(ctx))
+                if access is None:
+                    return await behavior(request, adapter)
+                try:
+                    caller, connection = access.admit(SERVICE_NAME, series.method, adapter)
+                except VerdictError as refused:
+                    raise connect_error(to_status(refused)) from None
+                published = publish(caller)
+                try:
+                    return await behavior(request, adapter)
+                finally:
+                    unpublish(published)
+                    access.release(caller, connection)
         except BaseException as exc:
             error = exc
             raise
@@ -170,10 +193,13 @@ class _VerdictConnectApp(ConnectASGIApplication[VerdictServicer]):
         return f"/{SERVICE_NAME}"
 
 
-def connect_application(servicer: VerdictServicer, metrics: Metrics, config: Config) -> ConnectASGIApplication[Any]:
-    """The ASGI application serving every RPC of the proto's service over Connect, gRPC and gRPC-Web."""
+def connect_application(
+    servicer: VerdictServicer, metrics: Metrics, config: Config, *, access: AccessInterceptor | None = None
+) -> ConnectASGIApplication[Any]:
+    """The ASGI application serving every RPC of the proto's service over Connect, gRPC and gRPC-Web. With `access`
+    (the gRPC port's interceptor) every call is authenticated, authorized and limited exactly as on that port."""
     access_level = None if config.access_log_level == "OFF" else logging.getLevelName(config.access_log_level)
-    in_flight = _InFlight(config.max_concurrent_rpcs)
+    in_flight = _InFlightTotal(config.max_concurrent_rpcs)
 
     def endpoints(service: VerdictServicer) -> Mapping[str, Any]:
         table: dict[str, Any] = {}
@@ -182,7 +208,7 @@ def connect_application(servicer: VerdictServicer, metrics: Metrics, config: Con
             series = MethodSeries(metrics, f"/{SERVICE_NAME}/{method.name}", "unary", access_level)
             behavior = getattr(service, method.name)
             table[f"/{SERVICE_NAME}/{method.name}"] = Endpoint.unary(
-                info, _endpoint_function(behavior, series, series.access_level, in_flight)
+                info, _endpoint_function(behavior, series, in_flight, access)
             )
         return table
 
@@ -200,9 +226,23 @@ class ConnectServer:
     The socket is bound at construction, so an address in use fails startup with a ConfigError naming
     `http_address` before anything else starts, and port 0 can be read back."""
 
-    def __init__(self, app: ConnectASGIApplication[Any], address: str, *, grace_seconds: float) -> None:
+    def __init__(
+        self,
+        app: ConnectASGIApplication[Any],
+        address: str,
+        *,
+        grace_seconds: float,
+        certfile: str = "",
+        keyfile: str = "",
+    ) -> None:
         self._config = HypercornConfig()
         self._config.bind = [address]
+        if certfile:
+            # TLS with the server's certificate, read at startup (the gRPC and /metrics ports follow file changes;
+            # this port needs a restart to pick up a rotated certificate).
+            self._config.certfile = certfile
+            self._config.keyfile = keyfile
+            self._config.alpn_protocols = ["h2", "http/1.1"]
         self._config.accesslog = None  # Verdict's own access log covers these calls, in the configured format
         self._config.errorlog = logging.getLogger("verdict.http")
         self._config.graceful_timeout = grace_seconds
@@ -213,11 +253,12 @@ class ConnectServer:
             raise ConfigError("http_address", f"cannot bind {address}: {exc.strerror or exc}") from None
         except ValueError as exc:
             raise ConfigError("http_address", f"must be host:port, got {address!r} ({exc})") from None
-        for sock in self._sockets.insecure_sockets:
+        listening = self._sockets.secure_sockets + self._sockets.insecure_sockets
+        for sock in listening:
             # Listening now (Hypercorn listens again when it starts) makes connections made right after start() wait
             # in the backlog instead of being refused.
             sock.listen(self._config.backlog)
-        self.port = int(self._sockets.insecure_sockets[0].getsockname()[1])
+        self.port = int(listening[0].getsockname()[1])
         self._app = wrap_app(app, self._config.wsgi_max_body_size, "asgi")
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -232,7 +273,7 @@ class ConnectServer:
         self._config.graceful_timeout = grace
         self._stop.set()
         if self._task is None:
-            for sock in self._sockets.insecure_sockets:
+            for sock in self._sockets.secure_sockets + self._sockets.insecure_sockets:
                 sock.close()
             return
         try:

@@ -14,7 +14,7 @@ import logging
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
@@ -70,7 +70,11 @@ class CallContext:
     deadline_seconds: float | None
     trace: TraceContext | None = None
     principal: str = ""
+    """The authenticated principal (never a token); empty until the access interceptor has authenticated the call."""
     transport: str = "grpc"
+    learned: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+    """Facts learned inside the call that lines written after it need: the access interceptor records the principal
+    here too, because the context it publishes with the principal is reset before the access line is written."""
 
     @property
     def trace_id(self) -> str:
@@ -83,7 +87,7 @@ class CallContext:
             "request_id": self.request_id,
             "trace_id": self.trace_id,
             "span_id": self.trace.span_id if self.trace is not None else "",
-            "principal": self.principal,
+            "principal": self.principal or self.learned.get("principal", ""),
         }
         return {key: value for key, value in fields.items() if value}
 
@@ -92,7 +96,8 @@ current_call: contextvars.ContextVar[CallContext | None] = contextvars.ContextVa
 
 
 class CallContextFilter(logging.Filter):
-    """Adds `%(call)s` to every log record: the RPC method, the caller's x-request-id and the deadline it gave, so a
+    """Adds `%(call)s` to every log record: the RPC method, the caller's x-request-id, the deadline it gave and (with
+    auth on) the principal, so a
     warning from a judge or a parse can be traced to the call that caused it. Outside a call it is `-`."""
 
     def filter(self, record: logging.LogRecord) -> bool:
@@ -102,8 +107,9 @@ class CallContextFilter(logging.Filter):
         else:
             deadline = "none" if call.deadline_seconds is None else f"{call.deadline_seconds:.1f}s"
             trace = f" trace_id={call.trace_id}" if call.trace is not None else ""
-            principal = f" principal={call.principal}" if call.principal else ""
-            record.call = f"{call.method} request_id={call.request_id or '-'}{trace}{principal} deadline={deadline}"
+            principal = call.principal or call.learned.get("principal", "")
+            shown = f" principal={principal}" if principal else ""
+            record.call = f"{call.method} request_id={call.request_id or '-'}{trace} deadline={deadline}{shown}"
         return True
 
 
@@ -297,6 +303,9 @@ def log_access(level: int, method: str, code: str, started: float) -> None:
     call = current_call.get()
     fields: dict[str, Any] = {"event": "call", "transport": call.transport if call else "grpc", "method": method}
     fields.update({"code": code, "latency_ms": latency_ms})
+    principal = (call.principal or call.learned.get("principal", "")) if call is not None else ""
+    if principal:
+        fields["principal"] = principal
     access_log.log(level, "%s %s %.1fms", method, code, latency_ms, extra={"fields": fields})
 
 
@@ -308,13 +317,4 @@ def call_context(method: str, context: grpc.aio.ServicerContext[Any, Any], remai
         elif key == "traceparent":
             traceparent = str(value)
     trace = parse_traceparent(traceparent) if traceparent else None
-    return CallContext(method, request_id, remaining, trace, _principal(context))
-
-
-def _principal(context: grpc.aio.ServicerContext[Any, Any]) -> str:
-    """Who called: the common name of a verified client certificate (mutual TLS), else empty."""
-    try:
-        names = context.auth_context().get("x509_common_name") or ()
-    except Exception:  # a context without an auth context (plaintext, a test double)
-        return ""
-    return names[0].decode("utf-8", "replace") if names else ""
+    return CallContext(method, request_id, remaining, trace)

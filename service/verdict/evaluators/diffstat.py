@@ -100,7 +100,7 @@ async def diff_stat(
     scope: Sequence[str],
     timeout: float,  # noqa: ASYNC109 - the runner's time limit for the children, not an asyncio timeout
 ) -> str:
-    """The output of `git diff --stat [-- scope]` run in `cwd`. Raises GitFailed with the reference's messages."""
+    """The output of `git diff --stat [-- scope]` run in `cwd`. Raises GitFailed with little-loops' messages."""
     with tempfile.TemporaryDirectory(prefix="verdict-git-home-") as home:
         env = _environment(repository, root, home)
         hardening = _hardening(repository.work_tree)
