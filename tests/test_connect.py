@@ -364,3 +364,31 @@ async def test_the_http_port_authenticates_and_authorizes_like_the_grpc_port(
         ("OK", "runner"),
         ("PermissionDenied", "runner"),
     ]
+
+
+@needs_curl
+async def test_the_http_port_serves_https_with_the_server_certificate(tmp_path: Path) -> None:
+    from tests.certs import CertificateAuthority
+
+    ca = CertificateAuthority(tmp_path / "ca")
+    server = ca.server()
+    config = make_config(
+        http_address="127.0.0.1:0", tls_cert_file=str(server.cert_file), tls_key_file=str(server.key_file)
+    )
+    async with serving(config) as running:
+        assert running.app.http is not None
+        url = f"https://localhost:{running.app.http.port}{SERVICE}/VerifyResponse"
+        for version in ("--http1.1", "--http2"):
+            status, verified = await _curl(
+                version,
+                "--cacert",
+                str(ca.cert_file),
+                "--resolve",
+                f"localhost:{running.app.http.port}:127.0.0.1",
+                "-H",
+                "Content-Type: application/json",
+                "-d",
+                json.dumps({"text": MALFORMED}),
+                url,
+            )
+            assert (status, verified["verdict"]) == (200, "VERIFY_VERDICT_MALFORMED"), version
