@@ -61,17 +61,28 @@ class ServerProcess:
     metrics_port: int | None
     log_lines: list[str] = field(default_factory=list)
     """Every stderr line the server wrote (JSON, one record each), read by a thread so the pipe never fills."""
+    drained: threading.Event = field(default_factory=threading.Event)
+    """Set when that thread has read stderr to its end (the server exited)."""
 
     @property
     def target(self) -> str:
         return f"127.0.0.1:{self.grpc_port}"
+
+    def stop_and_read_logs(self, timeout: float = 60) -> str:
+        """SIGTERM, wait for the exit, and return everything the server wrote on stderr (its JSON log lines)."""
+        self.process.terminate()
+        self.process.wait(timeout=timeout)
+        self.drained.wait(timeout)
+        return "".join(self.log_lines)
 
     def records(self) -> list[dict[str, Any]]:
         """The server's log records so far, parsed; a line that is not one JSON object fails the test."""
         return [json.loads(line) for line in list(self.log_lines)]
 
 
-def read_ready(process: subprocess.Popen[str], ready_timeout: float) -> tuple[dict[str, Any], list[str]]:
+def read_ready(
+    process: subprocess.Popen[str], ready_timeout: float, drained: threading.Event | None = None
+) -> tuple[dict[str, Any], list[str]]:
     """Read the server's JSON log lines on stderr until its `serving` record; returns it and the list of every line,
     which a daemon thread keeps filling afterwards (so a chatty server never blocks on a full pipe)."""
     assert process.stderr is not None
@@ -83,6 +94,8 @@ def read_ready(process: subprocess.Popen[str], ready_timeout: float) -> tuple[di
             lines.append(line)
             arrived.put(line)
         arrived.put(None)
+        if drained is not None:
+            drained.set()
 
     threading.Thread(target=pump, args=(process.stderr,), daemon=True).start()
     deadline = time.monotonic() + ready_timeout
@@ -122,8 +135,9 @@ def start_server_process(*flags: str, env: dict[str, str] | None = None, ready_t
     process = subprocess.Popen(
         argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env or dict(os.environ)
     )
-    ready, lines = read_ready(process, ready_timeout)
-    return ServerProcess(process, ready["grpc_port"], ready["metrics_port"], lines)
+    drained = threading.Event()
+    ready, lines = read_ready(process, ready_timeout, drained)
+    return ServerProcess(process, ready["grpc_port"], ready["metrics_port"], lines, drained)
 
 
 def stop_server_process(server: ServerProcess) -> None:

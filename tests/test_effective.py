@@ -57,6 +57,8 @@ def test_secret_values_are_masked_and_secret_locations_shown() -> None:
     assert is_secret("client_password")
     assert not is_secret("tls_key_file")
     assert not is_secret("auth_token_file")
+    assert not is_secret("judge_api_key_file")
+    assert not is_secret("judge_api_key_env")
     assert not is_secret("judge_model")
     assert not is_secret("max_message_bytes")
     secret_keys = [key for key in config_keys() if is_secret(key)]

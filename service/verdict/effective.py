@@ -3,8 +3,8 @@ validates a file before a rollout.
 
 Printing is YAML in declaration order, each key once, so the output can itself be saved and loaded as a config file.
 Secrets are masked: a key naming a key, token, password, secret or credential holds the secret itself and its
-value is printed as `<masked>`; a key naming a file, path or directory holds where the secret lives, which an operator
-needs to see, and is printed as is.
+value is printed as `<masked>`; a key naming a file, path, directory or environment variable holds where the secret
+lives, which an operator needs to see, and is printed as is.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ __all__ = ["MASK", "is_secret", "render"]
 
 MASK = "<masked>"
 _SECRET_WORDS = re.compile(r"(^|_)(key|token|password|secret|credentials?)(_|$)")
-_LOCATION_SUFFIXES = ("_file", "_path", "_dir", "_directory")
+_LOCATION_SUFFIXES = ("_file", "_path", "_dir", "_directory", "_env")
 
 
 def is_secret(key: str) -> bool:
