@@ -34,6 +34,7 @@ import grpc.aio
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "service")]
 
+from tests.support import read_ready  # noqa: E402
 from verdict.runner import MARKER_ENV  # noqa: E402
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc  # noqa: E402
 
@@ -181,9 +182,9 @@ def start_server(scratch: Path) -> tuple[subprocess.Popen[str], int, Path]:
     env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(scratch), "TMPDIR": str(scratch)}
     argv = [sys.executable, "-m", "verdict", "serve", "--grpc-address", "127.0.0.1:0", "--metrics-address", ""]
     argv += ["--judge-host", "claude-code", "--judge-timeout-seconds", "2", "--workspace-root", str(workspace)]
-    server = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
-    assert server.stdout is not None
-    ready = json.loads(server.stdout.readline())
+    argv += ["--log-format", "json"]
+    server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    ready, _lines = read_ready(server, 30)
     return server, int(ready["grpc_port"]), bin_dir
 
 

@@ -210,8 +210,7 @@ def test_descriptor_exhaustion_is_unavailable_with_a_retry_hint_never_internal(t
         for hog in hogs:
             hog.close()
         stop_server_process(server)
-        if server.process.stderr is not None:
-            print(server.process.stderr.read()[-6000:])
+        print("".join(server.log_lines)[-6000:])
     assert server.process.returncode == 0
 
 
