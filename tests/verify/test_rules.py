@@ -7,6 +7,7 @@ import pytest
 from verdict.config import Config
 from verdict.verify.fences import scan_fences_bounded
 from verdict.verify.model import BlockCheck, Verdict, Verification, VerifyInput
+from verdict.verify.offline import verify_offline
 from verdict.verify.rules import (
     NO_BLOCKS,
     TRUNCATION_REASONS,
@@ -15,7 +16,6 @@ from verdict.verify.rules import (
     envelope_verdict,
     finish_reason_key,
     triage,
-    verify_offline,
 )
 
 OK, TRUNCATED, MALFORMED, UNVERIFIABLE = Verdict.OK, Verdict.TRUNCATED, Verdict.MALFORMED, Verdict.UNVERIFIABLE
@@ -40,7 +40,7 @@ And the settings file:
 
 
 def verify(text: str, config: Config = CONFIG, **envelope: object) -> Verification:
-    return verify_offline(VerifyInput(text, **envelope), config)  # type: ignore[arg-type]
+    return verify_offline(text, config=config, **envelope)  # type: ignore[arg-type]
 
 
 def test_a_good_answer_is_ok() -> None:

@@ -11,8 +11,8 @@
    every fence, so an unterminated last block is still caught.
 6. The response: truncated outranks malformed outranks ok outranks unverifiable.
 
-Running the language checks is the Verifier's job (inline, in a process pool, or `bash -n`); `verify_offline` runs the
-in-process ones inline for callers without a server (a library call, a benchmark).
+Running the language checks is the Verifier's job (inline, in a process pool, or `bash -n`); `offline.verify_offline`
+runs the in-process ones inline for callers without a server (a library call, a benchmark).
 """
 
 from __future__ import annotations
@@ -21,9 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from verdict.config import Config
-from verdict.verify.checks import IN_PROCESS_CHECKERS, check_code
-from verdict.verify.fences import FencedBlock, FenceScan, scan_fences_bounded
-from verdict.verify.languages import Checker, Language, resolve_language
+from verdict.verify.fences import FencedBlock, FenceScan
+from verdict.verify.languages import LANGUAGES, Language, Languages
 from verdict.verify.model import BlockCheck, CodeCheck, Verdict, Verification, VerifyInput
 
 __all__ = [
@@ -37,7 +36,6 @@ __all__ = [
     "is_tool_turn",
     "place",
     "triage",
-    "verify_offline",
 ]
 
 TRUNCATION_REASONS = frozenset(
@@ -95,7 +93,7 @@ class PendingCheck:
         return _utf8_size(self.block.body)
 
 
-def triage(scan: FenceScan, config: Config) -> list[BlockCheck | PendingCheck]:
+def triage(scan: FenceScan, config: Config, languages: Languages = LANGUAGES) -> list[BlockCheck | PendingCheck]:
     """Decide every block the rules decide without parsing; the rest are PendingChecks, in document order.
 
     The blocks past `config.max_checked_blocks` share one entry ("too many blocks"), so the response stays small
@@ -109,7 +107,7 @@ def triage(scan: FenceScan, config: Config) -> list[BlockCheck | PendingCheck]:
         scan = FenceScan(scan.blocks[:limit], scan.total, extra[0].line, tail)
     result: list[BlockCheck | PendingCheck] = []
     for index, block in enumerate(scan.blocks):
-        language = resolve_language(block.language)
+        language = languages.resolve(block.language)
         decided = _decided(index, block, language, config)
         result.append(decided if decided is not None else PendingCheck(index, block, language))
     skipped = scan.total - len(scan.blocks) - (1 if scan.unclosed_tail is not None else 0)
@@ -125,7 +123,7 @@ def triage(scan: FenceScan, config: Config) -> list[BlockCheck | PendingCheck]:
         )
     if scan.unclosed_tail is not None:
         tail = scan.unclosed_tail
-        name = resolve_language(tail.language).name
+        name = languages.resolve(tail.language).name
         result.append(
             BlockCheck(scan.total - 1, name, Verdict.TRUNCATED, f"unterminated code fence ({tail.fence})", tail.line)
         )
@@ -140,29 +138,13 @@ def _decided(index: int, block: FencedBlock, language: Language, config: Config)
         return check(Verdict.TRUNCATED, f"unterminated code fence ({block.fence})")
     if not block.body.strip():
         return check(Verdict.UNVERIFIABLE, "empty block")
-    reason = _unchecked_reason(language)
+    reason = language.unchecked_reason
     if reason:
         return check(Verdict.UNVERIFIABLE, reason)
     size = _utf8_size(block.body)
     if size > config.max_block_bytes:
         return check(Verdict.UNVERIFIABLE, f"too large to check: {size} bytes, the limit is {config.max_block_bytes}")
     return None
-
-
-def _unchecked_reason(language: Language) -> str:
-    match language.checker:
-        case Checker.PYTHON | Checker.JSON | Checker.YAML | Checker.SHELL:
-            return ""
-        case Checker.TRANSCRIPT:
-            return f"{language.name} transcript: commands mixed with their output"
-        case Checker.NOT_STRICT_JSON:
-            return f"{language.name} is not strict JSON"
-        case Checker.SKIP:
-            return f"{language.name}: nothing structural to check"
-        case Checker.NONE:
-            return "no language on the fence"
-        case _:
-            return f"no structural check for {language.name}"
 
 
 def place(pending: PendingCheck, result: CodeCheck) -> BlockCheck:
@@ -198,25 +180,6 @@ def aggregate(checks: Sequence[BlockCheck], blocks: int | None = None) -> Verifi
     return Verification(
         Verdict.UNVERIFIABLE, f"no block had a structural check ({first.language}: {first.detail})", tuple(checks)
     )
-
-
-def verify_offline(request: VerifyInput, config: Config) -> Verification:
-    """Every rule, with Python, JSON and YAML parsed inline and shell left unverifiable (it needs `bash -n`)."""
-    decided = envelope_verdict(request)
-    if decided is not None:
-        return decided
-    scan = scan_fences_bounded(request.text, config.max_checked_blocks)
-    if not scan.total:
-        return NO_BLOCKS
-    checks = []
-    for item in triage(scan, config):
-        if isinstance(item, BlockCheck):
-            checks.append(item)
-        elif item.language.checker in IN_PROCESS_CHECKERS:
-            checks.append(place(item, check_code(item.language.checker, item.block.body)))
-        else:
-            checks.append(place(item, CodeCheck(Verdict.UNVERIFIABLE, "shell needs bash -n, which runs in the server")))
-    return aggregate(checks, scan.total)
 
 
 def _utf8_size(text: str) -> int:
