@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import argparse
 import glob
+import io
 import hashlib
 import json
 import lzma
 import random
 import re
 import sys
+import tokenize
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -52,6 +54,29 @@ class Source:
 
 
 SOURCES = (
+    Source(
+        "python",
+        ("/root/.pyenv/versions/3.13.0/lib/python3.13/*.py", "/root/.pyenv/versions/3.13.0/lib/python3.13/*/*.py"),
+        ("python", "py"),
+        exclude=r"/tests?/|/idle_test/|lib2to3|bad",
+    ),
+    Source(
+        "json",
+        ("/work/main/clients/typescript/node_modules/**/*.json", "/usr/share/**/*.json"),
+        ("json",),
+        exclude=r"/tests?/|/testdata/|tsconfig|jsconfig|\.vscode|eslintrc",  # those are JSONC, not JSON
+    ),
+    Source(
+        "yaml",
+        (
+            "/root/.pyenv/versions/*/lib/python3*/site-packages/**/*.y*ml",
+            "/usr/share/**/*.y*ml",
+            "/usr/lib/google-cloud-sdk/lib/googlecloudsdk/**/*.yaml",
+        ),
+        ("yaml", "yml"),
+        # gcloud's resources.yaml files use anchors defined in another file: not standalone YAML.
+        exclude=r"/tests?/|/testdata/|\.yamllint|googlecloudsdk/.*/resources\.yaml",
+    ),
     Source(
         "javascript",
         (
@@ -84,11 +109,8 @@ SOURCES = (
     Source("ruby", ("/usr/lib/ruby/3.1.0/**/*.rb",), ("ruby", "rb")),
     Source("php", ("/usr/lib/google-cloud-sdk/platform/google_appengine/php/**/*.php",), ("php",)),
     Source("css", ("/usr/share/**/*.css", "/root/.pyenv/versions/3.11.7/lib/**/*.css"), ("css",)),
-    Source("html", ("/usr/share/doc/**/*.html",), ("html", "htm")),
     Source("xml", ("/usr/share/**/*.xml",), ("xml", "svg"), exclude=r"bad|/tests?/"),
     Source("toml", ("/usr/src/rustc-1.63.0/**/*.toml", "/root/.pyenv/versions/3.13.0/lib/**/*.toml"), ("toml",)),
-    Source("sql", ("/usr/share/postgresql/15/**/*.sql",), ("sql", "postgresql")),
-    Source("dockerfile", ("/usr/src/**/Dockerfile", "/root/**/Dockerfile"), ("dockerfile", "docker")),
 )
 
 
@@ -120,10 +142,16 @@ def _closers(language: str, text: str) -> list[tuple[int, int, int]]:
         hidden = [m.span() for m in re.finditer(rb"(?s)<!--.*?-->|<!\[CDATA\[.*?\]\]>", data)]
         tags = [m.span() for m in re.finditer(rb"</[A-Za-z_][\w.:-]*\s*>", data)]
         return [(start, end, 0) for start, end in tags if not any(a <= start < b for a, b in hidden)]
+    if language == "python":
+        return _python_closers(text)
+    if language == "json":
+        return _json_closers(data)
+    if language == "yaml":
+        return []
     if language == "toml":
         found = [(m.start(), m.end(), 0) for m in re.finditer(rb"(?m)^\[[^\]\n]*\]", data)]
         return [(end - 1, end, start) for start, end, _ in found]
-    if language not in GRAMMARS and language not in _EXTRA_GRAMMARS:
+    if language not in GRAMMARS:
         return []
     tree = _parser(language).parse(data)
     found: list[tuple[int, int, int]] = []
@@ -133,7 +161,7 @@ def _closers(language: str, text: str) -> list[tuple[int, int, int]]:
         assert node is not None
         if node.child_count and node.end_point[0] > node.start_point[0] + 1 and not node.has_error:
             last = node.children[-1]
-            if last.type in ("}", ")", "]", "end", "end_tag", "block_end") or last.type.endswith("_end"):
+            if last.type in ("}", ")", "]", "end"):
                 found.append((last.start_byte, last.end_byte, node.start_byte))
         if cursor.goto_first_child():
             continue
@@ -142,20 +170,57 @@ def _closers(language: str, text: str) -> list[tuple[int, int, int]]:
                 return found
 
 
-_EXTRA_GRAMMARS = {
-    "html": ("tree_sitter_html", "language"),
-    "sql": ("tree_sitter_sql", "language"),
-    "dockerfile": ("tree_sitter_dockerfile", "language"),
-}
+def _python_closers(text: str) -> list[tuple[int, int, int]]:
+    """Closing brackets as Python's own tokenizer sees them (never one inside a string or a comment)."""
+    offsets = [0]
+    for line in text.splitlines(keepends=True):
+        offsets.append(offsets[-1] + len(line.encode()))
+    found: list[tuple[int, int, int]] = []
+    openers: list[int] = []
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type != tokenize.OP or token.string not in "()[]{}":
+                continue
+            row, column = token.start
+            line_text = text.splitlines(keepends=True)[row - 1] if len(openers) < 10_000 else ""
+            start = offsets[row - 1] + len(line_text[:column].encode())
+            if token.string in "([{":
+                openers.append(start)
+            elif openers:
+                opened = openers.pop()
+                if text.encode()[opened:start].count(b"\n"):
+                    found.append((start, start + 1, opened))
+    except (tokenize.TokenError, SyntaxError):
+        return []
+    return found
+
+
+def _json_closers(data: bytes) -> list[tuple[int, int, int]]:
+    """Closing brackets of a JSON text outside its strings."""
+    found: list[tuple[int, int, int]] = []
+    openers: list[int] = []
+    in_string = escaped = False
+    for index, byte in enumerate(data):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:
+                escaped = True
+            elif byte == 0x22:
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in b"[{":
+            openers.append(index)
+        elif byte in b"]}" and openers:
+            opened = openers.pop()
+            if data[opened:index].count(b"\n"):
+                found.append((index, index + 1, opened))
+    return found
 
 
 def _parser(language: str) -> tree_sitter.Parser:
-    if language in GRAMMARS:
-        return GRAMMARS[language][0].parser()
-    import importlib
-
-    module, function = _EXTRA_GRAMMARS[language]
-    return tree_sitter.Parser(tree_sitter.Language(getattr(importlib.import_module(module), function)()))
+    return GRAMMARS[language][0].parser()
 
 
 def _fragments(language: str, text: str, rng: random.Random) -> Iterator[str]:

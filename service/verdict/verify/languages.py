@@ -309,8 +309,41 @@ LANGUAGES = Languages(
             "jsonc", ("json5",), "json", Runs.NOT_CHECKED, unchecked="{name} is not strict JSON", reports_word=True
         ),
         LanguageRecord(
+            "html",
+            ("htm", "xhtml"),
+            "html",
+            Runs.NOT_CHECKED,
+            unchecked="no structural check for {name}: HTML closes elements implicitly, so a cut or a lost end tag "
+            "still reads as HTML",
+            reports_word=True,
+        ),
+        LanguageRecord(
+            "sql",
+            ("postgresql", "postgres", "psql", "mysql", "sqlite", "plpgsql", "tsql"),
+            "sql",
+            Runs.NOT_CHECKED,
+            unchecked="no structural check for {name}: one grammar cannot read every SQL dialect without false alarms",
+            reports_word=True,
+        ),
+        LanguageRecord(
+            "dockerfile",
+            ("docker", "containerfile"),
+            "dockerfile",
+            Runs.NOT_CHECKED,
+            unchecked="no structural check for {name}: the available grammar rejects too much intact Dockerfile syntax",
+            reports_word=True,
+        ),
+        LanguageRecord(
+            "markdown",
+            ("md", "mdx", "gfm"),
+            "other",
+            Runs.NOT_CHECKED,
+            unchecked="{name}: any text is Markdown; nothing structural to check",
+            reports_word=True,
+        ),
+        LanguageRecord(
             "text",
-            ("diff", "txt", "plaintext", "plain", "output", "log", "markdown", "md"),
+            ("diff", "txt", "plaintext", "plain", "output", "log"),
             "other",
             Runs.NOT_CHECKED,
             unchecked="{name}: nothing structural to check",

@@ -51,6 +51,14 @@ class Grammar:
     forms: tuple[Form, ...] = (Form("program"),)
     brackets: bool = True
     """Whether unbalanced brackets are a reliable sign (false for grammars whose brackets are not tokens)."""
+    missing_closers: frozenset[str] = frozenset()
+    """MISSING tokens that say a construct was left open wherever they stand (Ruby's `end`, which no bracket count
+    sees, and the `]` of a `%w[` literal, whose opener is one token with its letters). A MISSING `}` in C or C++ is
+    often the grammar losing its way in a macro, so elsewhere the bracket count decides; a MISSING `;` is a
+    fragment's shape (`f(x)` as an expression), never a sign."""
+    any_error_at_end: bool = False
+    """Whether any ERROR reaching the end counts, or only an innermost one. When recovery fails, one ERROR can wrap a
+    whole intact C++ or Rust file (macros); Ruby's grammar wraps the open `def` of a cut that way instead."""
 
     def parser(self) -> tree_sitter.Parser:
         return _parser(self.module, self.function)
@@ -126,7 +134,14 @@ GRAMMARS: dict[str, tuple[Grammar, ...]] = {
             forms=(_PROGRAM, Form("function body", "fn __v() {\n", "\n}"), Form("impl body", "impl __V {\n", "\n}")),
         ),
     ),
-    "ruby": (Grammar("tree_sitter_ruby", forms=(_PROGRAM, Form("class body", "class V__\n", "\nend"))),),
+    "ruby": (
+        Grammar(
+            "tree_sitter_ruby",
+            forms=(_PROGRAM, Form("class body", "class V__\n", "\nend")),
+            missing_closers=frozenset({"end", ")", "]", "}"}),
+            any_error_at_end=True,
+        ),
+    ),
     "php": (
         Grammar(
             "tree_sitter_php",
@@ -137,11 +152,6 @@ GRAMMARS: dict[str, tuple[Grammar, ...]] = {
     "css": (Grammar("tree_sitter_css", forms=(_PROGRAM, Form("declarations", "__v {\n", "\n}"))),),
 }
 """Every grammar of every tree-sitter language, in the order their forms are tried."""
-
-_MISSING_CLOSERS = frozenset({"end"})
-"""MISSING tokens that say a construct was left open wherever they stand: Ruby's `end`, which no bracket count sees.
-(A MISSING `}` in C or C++ is often the grammar losing its way in a macro; the bracket count decides those. A missing
-`;` is a fragment's shape, `f(x)` as an expression.)"""
 
 _OPENERS = {"(": ")", "[": "]", "{": "}"}
 _CLOSERS = {")": "(", "]": "[", "}": "{"}
@@ -195,10 +205,10 @@ def _failure(grammar: Grammar, root: tree_sitter.Node, code: bytes) -> _Failure:
         if node.is_error or node.is_missing:
             if not first_error:
                 first_error = node.start_point[0] + 1
-            if node.is_missing and node.type in _MISSING_CLOSERS and not missing:
+            if node.is_missing and node.type in grammar.missing_closers and not missing:
                 missing, missing_line = node.type, node.start_point[0] + 1
             # Only an innermost ERROR says where reading stopped: when recovery fails, one ERROR wraps the whole file.
-            if node.is_error and not any(child.has_error for child in node.children):
+            if node.is_error and (grammar.any_error_at_end or not any(child.has_error for child in node.children)):
                 last_error_end = max(last_error_end, node.end_byte)
         if node.child_count == 0 and not node.is_missing and (node.is_error or not node.is_named):
             tokens.extend((char, node.start_point[0] + 1) for char in _brackets(node))

@@ -1,0 +1,41 @@
+"""The `verdict.verify` package surface: what a script imports, pinned."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import verdict.verify
+from verdict.verify import Verdict, verify_offline
+
+
+def test_the_exported_names_are_exactly_the_intended_ones() -> None:
+    assert sorted(verdict.verify.__all__) == [
+        "LANGUAGES",
+        "BlockCheck",
+        "LanguageRecord",
+        "Languages",
+        "Runs",
+        "Verdict",
+        "Verification",
+        "verify_offline",
+    ]
+    for name in verdict.verify.__all__:
+        assert getattr(verdict.verify, name) is not None
+
+
+def test_verify_offline_needs_no_server() -> None:
+    assert verify_offline("```rust\nfn main() {\n    println!(\"hi\");\n```\n").verdict is Verdict.MALFORMED
+    assert verify_offline("```go\nfmt.Println(1)\n```", finish_reason="length").verdict is Verdict.TRUNCATED
+    assert verify_offline("```bash\nls\n```\n").verdict is Verdict.UNVERIFIABLE  # bash -n needs the server
+
+
+def test_a_script_can_verify_without_grpc() -> None:
+    """The library call works from a plain script, and importing it does not pull in grpc."""
+    script = (
+        "import sys\n"
+        "from verdict.verify import verify_offline\n"
+        "print(verify_offline('```java\\nclass A {\\n```\\n').verdict.value, 'grpc' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60)
+    assert out.stdout.split() == ["malformed", "False"]
