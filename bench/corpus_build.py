@@ -1,7 +1,8 @@
 """Build the pinned verification corpus from real, intact code found on this machine.
 
 `python -m bench.corpus_build [--dry-run]` rewrites `tests/corpus/verify.jsonl.xz` and its checksum. It needs the
-source trees listed in `SOURCES` (package files, toolchain sources, one PyPI sdist for C#); CI never runs it: the
+source trees listed in `SOURCES` (package files; Debian's golang-src, rust-src and ruby; a JDK's src.zip; one PyPI
+sdist for C#, see `SDISTS`); CI never runs it: the
 committed corpus is what the tests and `make bench` read.
 
 Each intact sample is stored as text (a whole file up to `MAX_FILE_BYTES`, or a fragment: a function or method cut
@@ -20,8 +21,8 @@ from __future__ import annotations
 
 import argparse
 import glob
-import io
 import hashlib
+import io
 import json
 import lzma
 import random
@@ -35,12 +36,15 @@ from pathlib import Path
 
 import tree_sitter
 
-from bench.corpus import CORPUS_PATH, CHECKSUM_PATH
+from bench.corpus import CHECKSUM_PATH, CORPUS_PATH
 from verdict.verify.tree_syntax import GRAMMARS
 
 MAX_FILE_BYTES = 12_000
 FRAGMENT_LINES = (4, 160)
 SEED = 20261201
+SDISTS = str(Path.home() / ".cache" / "verdict-corpus")
+"""Unpacked source distributions for languages the machine has no sources of: C# comes from pythonnet's sdist
+(`pip download --no-deps --no-binary :all: pythonnet`, unpacked here)."""
 
 
 @dataclass(frozen=True)
@@ -103,7 +107,7 @@ SOURCES = (
         ("/usr/include/c++/12/bits/*.h", "/usr/include/c++/12/*", "/usr/src/rustc-1.63.0/compiler/**/*.cpp"),
         ("cpp", "c++", "cc"),
     ),
-    Source("csharp", ("/tmp/cs/pythonnet-*/src/**/*.cs",), ("csharp", "cs", "c#")),
+    Source("csharp", (f"{SDISTS}/pythonnet-*/src/**/*.cs",), ("csharp", "cs", "c#")),
     Source("go", ("/usr/share/go-1.19/src/**/*.go",), ("go", "golang"), exclude=r"/testdata/|_test\.go"),
     Source("rust", ("/usr/src/rustc-1.63.0/library/**/*.rs",), ("rust", "rs"), exclude=r"/tests?/|/benches/"),
     Source("ruby", ("/usr/lib/ruby/3.1.0/**/*.rb",), ("ruby", "rb")),
@@ -149,8 +153,8 @@ def _closers(language: str, text: str) -> list[tuple[int, int, int]]:
     if language == "yaml":
         return []
     if language == "toml":
-        found = [(m.start(), m.end(), 0) for m in re.finditer(rb"(?m)^\[[^\]\n]*\]", data)]
-        return [(end - 1, end, start) for start, end, _ in found]
+        headers = [m.span() for m in re.finditer(rb"(?m)^\[[^\]\n]*\]", data)]
+        return [(end - 1, end, start) for start, end in headers]
     if language not in GRAMMARS:
         return []
     tree = _parser(language).parse(data)
@@ -172,8 +176,9 @@ def _closers(language: str, text: str) -> list[tuple[int, int, int]]:
 
 def _python_closers(text: str) -> list[tuple[int, int, int]]:
     """Closing brackets as Python's own tokenizer sees them (never one inside a string or a comment)."""
+    lines = text.splitlines(keepends=True)
     offsets = [0]
-    for line in text.splitlines(keepends=True):
+    for line in lines:
         offsets.append(offsets[-1] + len(line.encode()))
     found: list[tuple[int, int, int]] = []
     openers: list[int] = []
@@ -182,8 +187,7 @@ def _python_closers(text: str) -> list[tuple[int, int, int]]:
             if token.type != tokenize.OP or token.string not in "()[]{}":
                 continue
             row, column = token.start
-            line_text = text.splitlines(keepends=True)[row - 1] if len(openers) < 10_000 else ""
-            start = offsets[row - 1] + len(line_text[:column].encode())
+            start = offsets[row - 1] + len(lines[row - 1][:column].encode())
             if token.string in "([{":
                 openers.append(start)
             elif openers:
@@ -284,10 +288,15 @@ def build(per_language: int, rng: random.Random) -> list[dict[str, object]]:
                 {"id": sample_id, "lang": source.language, "tag": tag, "source": path, "shape": shape, "text": text}
             )
             closers = [c for c in _closers(source.language, text) if text.encode()[c[0] : c[1]].strip()]
+            data = text.encode()
             if not closers:
+                # No construct to cut inside (YAML, flat TOML): the open fence alone must say "truncated".
+                line_ends = [match.end() for match in re.finditer(rb"\n", data)][:-1]
+                if line_ends:
+                    cut = rng.choice(line_ends)
+                    rows.append({"id": f"{sample_id}-cut", "of": sample_id, "kind": "cut_open", "cut": cut})
                 continue
             start, end, opened = rng.choice(closers)
-            data = text.encode()
             # A cut at the end of a line strictly inside the construct, so its closer is gone.
             first_line_end = data.find(b"\n", opened)
             cut_points = [
@@ -297,6 +306,11 @@ def build(per_language: int, rng: random.Random) -> list[dict[str, object]]:
                 cut = rng.choice(cut_points)
                 rows.append({"id": f"{sample_id}-cut", "of": sample_id, "kind": "cut_open", "cut": cut})
                 rows.append({"id": f"{sample_id}-cutc", "of": sample_id, "kind": "cut_closed", "cut": cut})
+            elif line_ends := [match.end() for match in re.finditer(rb"\n", data)][:-1]:
+                # Only one-line constructs (TOML headers): the open fence alone must say "truncated".
+                rows.append(
+                    {"id": f"{sample_id}-cut", "of": sample_id, "kind": "cut_open", "cut": rng.choice(line_ends)}
+                )
             start, end, _ = rng.choice(closers)
             rows.append({"id": f"{sample_id}-drop", "of": sample_id, "kind": "drop_closer", "drop": [start, end]})
         print(f"{source.language}: {len(intact)} intact from {len(files)} files", file=sys.stderr)

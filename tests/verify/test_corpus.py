@@ -55,7 +55,5 @@ def test_malformed_recall_on_controlled_breakages(language: str) -> None:
 @pytest.mark.parametrize("language", sorted({record.name for record in LANGUAGES.checked() if record.checker}))
 def test_every_open_cut_is_truncated(language: str) -> None:
     figures = _figures()[language]
-    if language == "yaml":
-        pytest.skip("no YAML cuts in the corpus")
     assert figures.cut_open >= 50
     assert figures.truncation_recall == 1.0, figures.misses[:10]

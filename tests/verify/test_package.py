@@ -5,14 +5,16 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import verdict.verify
 from verdict.verify import Verdict, verify_offline
 
 
 def test_the_exported_names_are_exactly_the_intended_ones() -> None:
     assert sorted(verdict.verify.__all__) == [
-        "LANGUAGES",
         "BlockCheck",
+        "LANGUAGES",
         "LanguageRecord",
         "Languages",
         "Runs",
@@ -20,20 +22,23 @@ def test_the_exported_names_are_exactly_the_intended_ones() -> None:
         "Verification",
         "verify_offline",
     ]
-    for name in verdict.verify.__all__:
-        assert getattr(verdict.verify, name) is not None
+    assert all(hasattr(verdict.verify, name) for name in verdict.verify.__all__)
+    with pytest.raises(AttributeError):
+        _ = verdict.verify.check_code
 
 
 def test_verify_offline_needs_no_server() -> None:
-    assert verify_offline("```rust\nfn main() {\n    println!(\"hi\");\n```\n").verdict is Verdict.MALFORMED
+    assert verify_offline('```rust\nfn main() {\n    println!("hi");\n```\n').verdict is Verdict.MALFORMED
     assert verify_offline("```go\nfmt.Println(1)\n```", finish_reason="length").verdict is Verdict.TRUNCATED
     assert verify_offline("```bash\nls\n```\n").verdict is Verdict.UNVERIFIABLE  # bash -n needs the server
 
 
 def test_a_script_can_verify_without_grpc() -> None:
-    """The library call works from a plain script, and importing it does not pull in grpc."""
+    """The library call works from a plain script, and importing it pulls in neither grpc nor a grammar early."""
     script = (
         "import sys\n"
+        "import verdict.verify\n"
+        "assert 'tree_sitter' not in sys.modules\n"
         "from verdict.verify import verify_offline\n"
         "print(verify_offline('```java\\nclass A {\\n```\\n').verdict.value, 'grpc' in sys.modules)\n"
     )

@@ -40,12 +40,19 @@ def check_toml(code: str) -> CodeCheck:
 
 
 _XML_DECLARATION = re.compile(r"\A\s*<\?xml[^>]*\?>")
-_XML_FRAGMENT_ERRORS = frozenset({expat.errors.XML_ERROR_JUNK_AFTER_DOC_ELEMENT, expat.errors.XML_ERROR_NO_ELEMENTS})
+_XML_FRAGMENT_ERRORS = frozenset(
+    {
+        expat.errors.codes[expat.errors.XML_ERROR_JUNK_AFTER_DOC_ELEMENT],
+        expat.errors.codes[expat.errors.XML_ERROR_NO_ELEMENTS],
+    }
+)
 """Errors a fragment with several top-level elements, or only text around elements, raises as a document."""
 _XML_UNKNOWABLE = {
-    expat.errors.XML_ERROR_UNDEFINED_ENTITY: "an entity declared outside the block (&nbsp; from HTML, a DTD's own)",
-    expat.errors.XML_ERROR_UNBOUND_PREFIX: "a namespace prefix declared outside the block",
-    expat.errors.XML_ERROR_AMPLIFICATION_LIMIT_BREACH: "entity expansion past expat's amplification limit",
+    expat.errors.codes[expat.errors.XML_ERROR_UNDEFINED_ENTITY]: "an entity declared outside the block (&nbsp; from "
+    "HTML, a DTD's own)",
+    expat.errors.codes[expat.errors.XML_ERROR_UNBOUND_PREFIX]: "a namespace prefix declared outside the block",
+    expat.errors.codes[expat.errors.XML_ERROR_AMPLIFICATION_LIMIT_BREACH]: "entity expansion past expat's "
+    "amplification limit",
 }
 """Errors that say what the block leans on, not that it is broken."""
 

@@ -51,5 +51,6 @@ def verify_offline(
             checks.append(place(item, run_checker(item.language.record, item.block.body)))
         else:
             tool = item.language.record.tool
-            checks.append(place(item, CodeCheck(Verdict.UNVERIFIABLE, f"{tool} runs in the server, not offline")))
+            detail = f"{item.language.name} needs `{tool} -n` in a child process, which only the server runs"
+            checks.append(place(item, CodeCheck(Verdict.UNVERIFIABLE, detail)))
     return aggregate(checks, scan.total)

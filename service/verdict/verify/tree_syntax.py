@@ -56,6 +56,8 @@ class Grammar:
     sees, and the `]` of a `%w[` literal, whose opener is one token with its letters). A MISSING `}` in C or C++ is
     often the grammar losing its way in a macro, so elsewhere the bracket count decides; a MISSING `;` is a
     fragment's shape (`f(x)` as an expression), never a sign."""
+    only_with: str = ""
+    """Try this grammar only on code containing this text (PHP's HTML-template grammar: only with `<?`)."""
     any_error_at_end: bool = False
     """Whether any ERROR reaching the end counts, or only an innermost one. When recovery fails, one ERROR can wrap a
     whole intact C++ or Rust file (macros); Ruby's grammar wraps the open `def` of a cut that way instead."""
@@ -125,7 +127,12 @@ GRAMMARS: dict[str, tuple[Grammar, ...]] = {
     "go": (
         Grammar(
             "tree_sitter_go",
-            forms=(_PROGRAM, Form("function body", "func __v() {\n", "\n}"), Form("struct body", "type __V struct {\n", "\n}")),
+            # Go ends a top-level declaration with a newline; the grammar wants it after the wrapper's `}` too.
+            forms=(
+                _PROGRAM,
+                Form("function body", "func __v() {\n", "\n}\n"),
+                Form("struct body", "type __V struct {\n", "\n}\n"),
+            ),
         ),
     ),
     "rust": (
@@ -143,11 +150,14 @@ GRAMMARS: dict[str, tuple[Grammar, ...]] = {
         ),
     ),
     "php": (
+        # PHP code as answers show it, with or without `<?php`; the full grammar reads anything outside `<?php ?>`
+        # as HTML text (so it would accept any fragment without the tag) and is kept for templates that mix both.
         Grammar(
             "tree_sitter_php",
-            "language_php",
-            forms=(_PROGRAM, Form("php code", "<?php\n"), Form("class body", "<?php class __V {\n", "\n}")),
+            "language_php_only",
+            forms=(_PROGRAM, Form("class body", "class __V {\n", "\n}")),
         ),
+        Grammar("tree_sitter_php", "language_php", forms=(Form("template"),), only_with="<?"),
     ),
     "css": (Grammar("tree_sitter_css", forms=(_PROGRAM, Form("declarations", "__v {\n", "\n}"))),),
 }
@@ -174,6 +184,8 @@ def check_tree(language: str, code: str) -> CodeCheck:
     grammars = GRAMMARS[language]
     trees: list[tuple[Grammar, tree_sitter.Tree]] = []
     for grammar in grammars:
+        if grammar.only_with and grammar.only_with not in code:
+            continue
         parser = grammar.parser()
         for form in grammar.forms:
             tree = parser.parse(form.prefix.encode() + data + form.suffix.encode())
@@ -255,7 +267,7 @@ def _unbalanced(tokens: list[tuple[str, int]]) -> tuple[str, int]:
             stack.pop()
         elif stack:
             opener, opened = stack[-1]
-            return f"'{char}' does not close '{opener}' (opened on line {opened})", line
+            return f"'{opener}' is closed by '{char}' on line {line}: its own closer is missing", opened
         else:
             return f"unmatched '{char}'", line
     if stack:

@@ -1,16 +1,16 @@
 """VerifyResponse's engine: the pure rules, plus the three places a block can be parsed, plus metrics.
 
 Where a block is parsed, and why:
-- Every in-process language (`Runs.IN_PROCESS` in its record: Python, JSON, YAML, TOML, XML and the tree-sitter
+- Every in-process language (`Runs.IN_PROCESS` in its record: Python, JSON, YAML, TOML, XML, the tree-sitter
   languages) up to `inline_parse_bytes` parses on the event loop: microseconds, no hand-off cost. The loop
   yields between blocks, so one response's many small blocks cannot hold it for long.
 - Larger ones parse in a pebble process pool (`parse_workers` processes, started with `spawn` on first use, so no
-  fork of a threaded gRPC server). `ast.parse` (and any C parser) holds the GIL for its whole run (a 3 MB block, over a second) and a
-  client deadline cannot interrupt it; in a worker it stalls nobody, `parse_timeout_seconds` bounds it, and a
-  cancelled call (client gone, deadline passed) stops the worker. A timed-out or crashed worker makes the block
-  unverifiable with the cause, and the pool starts a new worker.
-- A `Runs.SUBPROCESS` language (shell) runs its tool, `bash -n`, through the runner (the only door to child processes): argv list, stdin, empty environment,
-  time limit, output cap, process-group kill.
+  fork of a threaded gRPC server). `ast.parse` holds the GIL for its whole run (a 3 MB block, over a second), as
+  tree-sitter's error recovery can on a hostile megabyte, and a client deadline cannot interrupt either; in a worker
+  it stalls nobody, `parse_timeout_seconds` bounds it, and a cancelled call (client gone, deadline passed) stops the
+  worker. A timed-out or crashed worker makes the block unverifiable with the cause, and the pool starts a new one.
+- A `Runs.SUBPROCESS` language (shell) runs its tool, `bash -n`, through the runner (the only door to child
+  processes): argv list, stdin, empty environment, time limit, output cap, process-group kill.
 
 The blocks of one response are checked concurrently, at most `max_concurrent_shell_checks` bash processes and
 `parse_workers` pool tasks at a time, so one response can neither overflow the runner's bash queue nor take the whole
