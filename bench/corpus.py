@@ -93,6 +93,8 @@ class Figures:
     truncated: int = 0
     code_bytes: int = 0
     seconds: float = 0.0
+    parsed_bytes: int = 0
+    parsed_seconds: float = 0.0
     misses: list[str] = field(default_factory=list)
 
     @property
@@ -112,6 +114,11 @@ class Figures:
         """Intact code verified per second, whole pipeline (fence scan, rules, parse)."""
         return self.code_bytes / self.seconds / 1e6 if self.seconds else 0.0
 
+    @property
+    def parsed_megabytes_per_second(self) -> float:
+        """The same, over the intact samples that came back ok (one clean parse: the common case in answers)."""
+        return self.parsed_bytes / self.parsed_seconds / 1e6 if self.parsed_seconds else 0.0
+
 
 def measure(rows: list[dict[str, object]]) -> dict[str, Figures]:
     """Per-language figures for the corpus, through `verify_offline` (one call per answer)."""
@@ -125,6 +132,9 @@ def measure(rows: list[dict[str, object]]) -> dict[str, Figures]:
             figure.intact += 1
             figure.code_bytes += answer.code_bytes
             figure.seconds += elapsed
+            if verdict is Verdict.OK:
+                figure.parsed_bytes += answer.code_bytes
+                figure.parsed_seconds += elapsed
             if verdict.failed:
                 figure.false_positives += 1
                 figure.misses.append(f"{answer.id}: {verdict.value} on intact code")
