@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from verdict.config import Config, config_keys, load_config
+from verdict.config import DEFAULT_JUDGE_MODEL, Config, config_keys, load_config
 from verdict.errors import ConfigError
+from verdict.evaluators.catalogue import validate
 
 
 def test_defaults_are_the_documented_ones() -> None:
@@ -123,3 +124,10 @@ async def test_the_largest_accepted_values_build_a_server() -> None:
     await app.start()
     await app.stop(grace=0)
     assert app.runner.live_process_groups == frozenset()
+
+
+def test_the_default_judge_model_has_one_owner() -> None:
+    """The server default and the evaluator validation read the same constant, so they cannot drift apart."""
+    assert Config().judge_model == DEFAULT_JUDGE_MODEL
+    assert validate({"type": "llm_structured"})["model"] == DEFAULT_JUDGE_MODEL
+    assert validate({"type": "llm_structured"}, judge_model="haiku")["model"] == "haiku"

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
+import logging.handlers
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +49,11 @@ def _serve_parser(subparsers: Any) -> None:
 def _input_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", help="call a running server at host:port instead of checking in-process")
     parser.add_argument("--timeout", type=float, default=30.0, help="deadline in seconds when calling a server")
+    parser.add_argument("--ca-file", help="with --target: PEM roots that verify the server (turns TLS on)")
+    parser.add_argument("--cert-file", help="with --target and --ca-file: PEM client certificate (mutual TLS)")
+    parser.add_argument("--key-file", help="with --cert-file: its PEM private key")
+    parser.add_argument("--token-file", help="with --target: file holding the bearer token to send")
+    parser.add_argument("--server-name", help="with --ca-file: host name expected in the server certificate")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -135,38 +142,82 @@ async def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
 
 
 async def _call(args: argparse.Namespace, method: str, request: Any) -> Any:
+    import grpc
     import grpc.aio
 
     from verdict.v1 import verdict_pb2_grpc
 
-    async with grpc.aio.insecure_channel(args.target) as channel:
+    metadata = None
+    if args.token_file:
+        metadata = (("authorization", f"Bearer {Path(args.token_file).read_text().strip()}"),)
+    if args.ca_file:
+        client_key = Path(args.key_file).read_bytes() if args.key_file else None
+        client_cert = Path(args.cert_file).read_bytes() if args.cert_file else None
+        credentials = grpc.ssl_channel_credentials(Path(args.ca_file).read_bytes(), client_key, client_cert)
+        options = [("grpc.ssl_target_name_override", args.server_name)] if args.server_name else []
+        channel = grpc.aio.secure_channel(args.target, credentials, options=options)
+    else:
+        channel = grpc.aio.insecure_channel(args.target)
+    async with channel:
         stub = verdict_pb2_grpc.VerdictServiceStub(channel)
-        return await getattr(stub, method)(request, timeout=args.timeout)
+        return await getattr(stub, method)(request, timeout=args.timeout, metadata=metadata)
 
 
 def _as_json(response: Any) -> dict[str, Any]:
     from google.protobuf import json_format
 
-    from verdict.rpc import plain
+    from verdict.evaluators.values import whole_numbers
 
-    return plain(  # type: ignore[no-any-return]
+    return whole_numbers(  # type: ignore[no-any-return]
         json_format.MessageToDict(response, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
     )
+
+
+class _HeldRecords(logging.handlers.BufferingHandler):
+    """Keeps every record until it is replayed: `shouldFlush` never fires, so nothing is dropped or written early."""
+
+    def shouldFlush(self, record: logging.LogRecord) -> bool:
+        return False
+
+
+@contextlib.contextmanager
+def _held_config_records() -> Iterator[_HeldRecords]:
+    """Hold what the configuration loader logs until the log level (which that configuration sets) is known.
+
+    The loader runs before logging is set up, so its debug lines (the Kubernetes service-link variables it skipped)
+    would otherwise reach only Python's last-resort handler, which drops everything below WARNING."""
+    logger = logging.getLogger("verdict.config")
+    held = _HeldRecords(capacity=0)
+    level, propagate = logger.level, logger.propagate
+    logger.addHandler(held)
+    logger.setLevel(logging.DEBUG)
+    logger.propagate = False
+    try:
+        yield held
+    finally:
+        logger.removeHandler(held)
+        logger.setLevel(level)
+        logger.propagate = propagate
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "serve":
         flags = {key: getattr(args, key) for key in config_keys()}
-        try:
-            config = load_config(args.config, env=os.environ, flags=flags)
-        except ConfigError as error:
-            print(f"verdict: invalid configuration: {error}", file=sys.stderr)
-            return EXIT_ERROR
+        with _held_config_records() as held:
+            try:
+                config = load_config(args.config, env=os.environ, flags=flags)
+            except ConfigError as error:
+                print(f"verdict: invalid configuration: {error}", file=sys.stderr)
+                return EXIT_ERROR
         handler = logging.StreamHandler(sys.stderr)
         handler.addFilter(CallContextFilter())
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s [%(call)s] %(message)s"))
         logging.basicConfig(level=config.log_level, handlers=[handler])
+        for record in held.buffer:
+            logger = logging.getLogger(record.name)
+            if logger.isEnabledFor(record.levelno):
+                logger.handle(record)
         from verdict.server import serve
 
         try:

@@ -3,7 +3,8 @@
 Every key `some_key` can be set three ways, the later winning: the YAML file given to `--config`, the environment
 variable `VERDICT_SOME_KEY`, and the flag `--some-key` of `verdict serve`. Unknown keys in the file or in
 `VERDICT_*` variables are rejected with an error that names them, because a typo that is silently ignored is a setting
-that silently does nothing.
+that silently does nothing. The one exception is the set of variables Kubernetes injects for a Service named `verdict`
+(`VERDICT_PORT=tcp://...`, `VERDICT_SERVICE_HOST`, ...): they are skipped with a debug line, see `is_service_link`.
 
 The environment is passed in as a mapping, so tests never patch `os.environ`.
 """
@@ -12,7 +13,9 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import logging
 import math
+import re
 import types
 import typing
 from collections.abc import Mapping
@@ -24,11 +27,26 @@ import yaml
 
 from verdict.errors import ConfigError
 
-__all__ = ["ENV_PREFIX", "Config", "config_keys", "load_config", "parse_value"]
+__all__ = [
+    "DEFAULT_JUDGE_MODEL",
+    "ENV_PREFIX",
+    "JUDGE_TIMEOUT_CEILING_SECONDS",
+    "Config",
+    "config_keys",
+    "is_service_link",
+    "load_config",
+    "parse_value",
+]
+
+_log = logging.getLogger(__name__)
 
 ENV_PREFIX = "VERDICT_"
 JUDGE_TIMEOUT_CEILING_SECONDS = 1800.0
-"""The reference's judge timeout; BUG-903 kept it because expensive evaluations need it. Nothing may exceed it."""
+"""The longest any judge call may run (30 minutes): long enough for an expensive evaluation, short enough that a hung
+CLI cannot hold a judge slot for ever. No setting may exceed it."""
+DEFAULT_JUDGE_MODEL = "sonnet"
+"""The model a judge is asked for when neither the evaluator nor the server names one: a Claude alias, which hosts
+that cannot serve it drop (they then use their own default model)."""
 
 
 _GRPC_INT_MAX = 2**31 - 1
@@ -118,10 +136,19 @@ class Config:
     )
     judge_host: str = _key(
         "",
-        "Judge host CLI (claude-code, codex, gemini, qwen, kimi-code, omp) or an OpenAI-compatible base URL. "
-        "Empty: LL_HOST_CLI, then the first CLI found on PATH.",
+        "Judge host: a judge CLI's registered name (docs/judges.md lists them; an unknown name stops startup with the "
+        "list) or an OpenAI-compatible base URL. Empty: LL_HOST_CLI, then the first CLI found on PATH.",
     )
-    judge_model: str = _key("sonnet", "Model alias passed to the judge when the evaluator names none.")
+    judge_api_key_file: str = _key(
+        "",
+        "File holding the API key an OpenAI-compatible judge_host is sent as `Authorization: Bearer` (a mounted "
+        "Secret); re-read when it changes. Empty: no key, unless judge_api_key_env names one.",
+    )
+    judge_api_key_env: str = _key(
+        "",
+        "Name of the environment variable holding that key (the name, not the key). At most one of the two is set.",
+    )
+    judge_model: str = _key(DEFAULT_JUDGE_MODEL, "Model alias passed to the judge when the evaluator names none.")
     judge_timeout_seconds: float = _key(
         300.0, f"Time limit for one judge call; at most {JUDGE_TIMEOUT_CEILING_SECONDS:.0f}.", minimum=1
     )
@@ -141,6 +168,87 @@ class Config:
         1500, "Completion tokens an unverifiable answer needs before a second opinion is worth its cost.", minimum=1
     )
     second_opinion_timeout_seconds: float = _key(60.0, "Time limit for one second-opinion call.", minimum=0.1)
+    tls_cert_file: str = _key(
+        "",
+        "PEM certificate chain the gRPC and /metrics ports present; set with tls_key_file to serve TLS. Re-read when "
+        "the file changes (a rotated Secret), for new connections only. Empty: plaintext.",
+    )
+    tls_key_file: str = _key("", "PEM private key of tls_cert_file; re-read with it.")
+    tls_client_ca_file: str = _key(
+        "", "PEM certificate authorities that sign client certificates (mutual TLS); needs tls_client_auth require."
+    )
+    tls_client_auth: str = _key(
+        "none",
+        "Client certificates: none (not asked for), or require (every connection presents one signed by "
+        "tls_client_ca_file; its identity can be a principal in auth_policy_file).",
+        choices=("none", "require"),
+    )
+    auth_policy_file: str = _key(
+        "",
+        "YAML file naming the principals and what each may call (RPCs, judges, reflection, /metrics); setting it turns "
+        "authentication and authorization on. Re-read when it changes. Empty: every caller may call everything.",
+    )
+    auth_tokens_dir: str = _key(
+        "",
+        "Directory of bearer tokens, one file per principal (file name = principal, content = token), as a mounted "
+        "Kubernetes Secret; re-read when it changes. Needs auth_policy_file.",
+    )
+    reflection_requires_auth: bool = _key(
+        True, "With auth on, only principals the policy allows `reflection` may use server reflection."
+    )
+    metrics_requires_auth: bool = _key(
+        False, "With auth on, only principals the policy allows `metrics` may scrape /metrics (bearer token or mTLS)."
+    )
+    health_address: str = _key(
+        "",
+        "Extra plaintext listener (host:port) serving only grpc.health.v1, for exec probes and kubelet when the main "
+        "port needs TLS or a token; bind it to 127.0.0.1. Empty: none.",
+    )
+    max_concurrent_streams: int = _key(
+        100,
+        "HTTP/2 streams one connection may have open (calls past it wait in the client); 0 leaves gRPC's default.",
+        minimum=0,
+        maximum=_GRPC_INT_MAX,
+    )
+    max_connections: int = _key(
+        1024,
+        "gRPC connections held at once; more are closed as they arrive (gRPC's max_allowed_incoming_connections). "
+        "0 means no limit.",
+        minimum=0,
+        maximum=_GRPC_INT_MAX,
+    )
+    max_calls_per_connection: int = _key(
+        0,
+        "Calls in flight on one connection; more are RESOURCE_EXHAUSTED (TOO_MANY_CALLS_PER_CONNECTION). Health is "
+        "exempt. 0 means no limit beyond max_concurrent_streams.",
+        minimum=0,
+    )
+    max_calls_per_principal: int = _key(
+        0,
+        "Calls in flight per principal (anonymous callers share one budget); more are RESOURCE_EXHAUSTED "
+        "(TOO_MANY_CALLS_PER_PRINCIPAL). Health is exempt. 0 means no limit.",
+        minimum=0,
+    )
+    max_connection_idle_seconds: float = _key(
+        600.0,
+        "Close a gRPC connection with no call for this long (GOAWAY), so idle sockets do not pile up; 0 disables.",
+        minimum=0,
+        maximum=_GRPC_MILLISECONDS_MAX,
+    )
+    handshake_timeout_seconds: float = _key(
+        10.0,
+        "Time a new gRPC connection gets to finish its TLS and HTTP/2 handshake before it is closed.",
+        minimum=0.1,
+        maximum=_GRPC_MILLISECONDS_MAX,
+    )
+    metrics_max_connections: int = _key(
+        64, "Connections the /metrics server holds at once; more are closed on accept.", minimum=1
+    )
+    metrics_read_timeout_seconds: float = _key(
+        10.0,
+        "Time a /metrics connection gets for its TLS handshake and request headers before it is closed.",
+        minimum=0.1,
+    )
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -156,15 +264,58 @@ class Config:
             choices = f.metadata.get("choices")
             if choices and value not in choices:
                 raise ConfigError(f.name, f"must be one of {', '.join(choices)}, got {value!r}")
-        for name in ("grpc_address", "metrics_address"):
+        for name in ("grpc_address", "metrics_address", "health_address"):
             address = getattr(self, name)
             if address or name == "grpc_address":
                 _check_address(name, address)
         for key in ("judge_timeout_seconds", "second_opinion_timeout_seconds"):
             if getattr(self, key) > JUDGE_TIMEOUT_CEILING_SECONDS:
                 raise ConfigError(key, f"must be at most {JUDGE_TIMEOUT_CEILING_SECONDS:.0f}, got {getattr(self, key)}")
+        self._check_api_key_settings()
         if self.workspace_root and not Path(self.workspace_root).is_absolute():
             raise ConfigError("workspace_root", f"must be an absolute path, got {self.workspace_root!r}")
+        self._check_security()
+
+    def _check_security(self) -> None:
+        """TLS and auth settings that only make sense together are checked together, so a half-configured server
+        (a key without a certificate, a CA that nothing uses) stops at startup instead of running open."""
+        if bool(self.tls_cert_file) != bool(self.tls_key_file):
+            key = "tls_key_file" if self.tls_cert_file else "tls_cert_file"
+            raise ConfigError(key, "tls_cert_file and tls_key_file are set together")
+        if self.tls_client_auth == "require" and not self.tls_client_ca_file:
+            raise ConfigError("tls_client_ca_file", "is required when tls_client_auth is require")
+        if self.tls_client_ca_file and self.tls_client_auth != "require":
+            raise ConfigError("tls_client_auth", "must be require when tls_client_ca_file is set")
+        if self.tls_client_auth == "require" and not self.tls_cert_file:
+            raise ConfigError("tls_cert_file", "is required for mutual TLS (tls_client_auth require)")
+        if self.auth_tokens_dir and not self.auth_policy_file:
+            raise ConfigError("auth_policy_file", "is required when auth_tokens_dir is set (who may call what)")
+
+    @property
+    def tls(self) -> bool:
+        """Whether the gRPC and /metrics ports serve TLS."""
+        return bool(self.tls_cert_file)
+
+    @property
+    def auth(self) -> bool:
+        """Whether callers must authenticate and are authorized by the policy."""
+        return bool(self.auth_policy_file)
+
+    def _check_api_key_settings(self) -> None:
+        """Shape only: whether the file can be read and the variable is set is checked when the judges are built."""
+        if self.judge_api_key_file and self.judge_api_key_env:
+            raise ConfigError("judge_api_key_env", "set judge_api_key_file or judge_api_key_env, not both")
+        if self.judge_api_key_file and not Path(self.judge_api_key_file).is_absolute():
+            raise ConfigError("judge_api_key_file", f"must be an absolute path, got {self.judge_api_key_file!r}")
+        variable = self.judge_api_key_env
+        if variable and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", variable):
+            raise ConfigError("judge_api_key_env", "must be the name of an environment variable (letters, digits, _)")
+        if variable.upper().startswith(ENV_PREFIX):
+            raise ConfigError(
+                "judge_api_key_env",
+                f"{variable} would be read as a configuration key; name a variable without the "
+                f"{ENV_PREFIX} prefix (e.g. OPENAI_API_KEY)",
+            )
 
     def describe(self) -> dict[str, str]:
         """Each key's documentation, for `verdict serve --help` and docs/configuration.md."""
@@ -229,6 +380,38 @@ def parse_value(key: str, raw: object) -> object:
     raise ConfigError(key, f"unsupported type {kind!r}")  # pragma: no cover - a new field type needs a branch here
 
 
+_IPV4 = r"[0-9]{1,3}(?:\.[0-9]{1,3}){3}"
+_IPV6 = r"[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*"
+_IP = rf"{_IPV4}|{_IPV6}"
+_PORT = r"[0-9]{1,5}"
+_URL = rf"(?:tcp|udp|sctp)://(?:{_IPV4}|\[{_IPV6}\]):{_PORT}"
+_SERVICE_LINKS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = tuple(
+    (re.compile(name), re.compile(value))
+    for name, value in (
+        (r"SERVICE_HOST", _IP),
+        (r"SERVICE_PORT", _PORT),
+        (r"SERVICE_PORT_[A-Z0-9_]+", _PORT),
+        (r"PORT", _URL),
+        (rf"PORT_{_PORT}_(?:TCP|UDP|SCTP)", _URL),
+        (rf"PORT_{_PORT}_(?:TCP|UDP|SCTP)_PROTO", r"tcp|udp|sctp"),
+        (rf"PORT_{_PORT}_(?:TCP|UDP|SCTP)_PORT", _PORT),
+        (rf"PORT_{_PORT}_(?:TCP|UDP|SCTP)_ADDR", _IP),
+    )
+)
+"""The variables kubelet injects into every pod of a namespace for a Service named `verdict` (service links, on
+unless a pod sets `enableServiceLinks: false`): name pattern after `VERDICT_`, and the shape of the value kubelet
+writes. They are not configuration, and a pod that merely shares a namespace with such a Service must still start.
+Matching the value too keeps a hand-written `VERDICT_PORT=50051` (someone guessing a key name) an error."""
+
+
+def is_service_link(name: str, value: str) -> bool:
+    """Whether `name=value` is a variable Kubernetes injects for a Service named `verdict`, not a setting."""
+    if not name.startswith(ENV_PREFIX):
+        return False
+    suffix = name[len(ENV_PREFIX) :]
+    return any(n.fullmatch(suffix) and v.fullmatch(value) for n, v in _SERVICE_LINKS)
+
+
 def _unknown(key: str, source: str) -> ConfigError:
     close = difflib.get_close_matches(key, config_keys(), n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
@@ -265,6 +448,9 @@ def load_config(
             continue
         key = name[len(ENV_PREFIX) :].lower()
         if key not in config_keys():
+            if is_service_link(name, raw):
+                _log.debug("ignoring %s: a Kubernetes service-link variable, not a setting", name)
+                continue
             raise _unknown(key, f"environment variable {name}")
         values[key] = parse_value(key, raw)
     for key, raw in (flags or {}).items():

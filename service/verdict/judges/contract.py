@@ -1,4 +1,4 @@
-"""contract: does each producer still satisfy its consumer? One judge call per pair (reference §3.2, FEAT-1791).
+"""contract: does each producer still satisfy its consumer? One judge call per pair.
 
 Each side is the pair's inline content or a file inside the workspace; an optional pattern (DOTALL, time-bounded
 like every pattern from a request) narrows it to its matches joined by newlines, otherwise the last 4000 characters
@@ -19,13 +19,14 @@ import regex
 
 from verdict import patterns
 from verdict.evaluators.model import EvaluationInput, EvaluationResult
+from verdict.judges.clipping import clip
 from verdict.judges.files import read_text, workspace_file
-from verdict.judges.service import JudgeOutcome, JudgeRequest, JudgeService, clip
+from verdict.judges.model import JudgeOutcome, JudgeRequest
+from verdict.judges.service import JudgeService
 
-__all__ = ["CONTRACT_SCHEMA", "DEFAULT_RULE", "Contract", "aggregate", "build_contract_prompt"]
+__all__ = ["CONTRACT_SCHEMA", "Contract", "aggregate", "build_contract_prompt"]
 
 OUTPUT_TAIL_CHARS = 4000
-DEFAULT_RULE = "the producer and consumer must be compatible"
 
 CONTRACT_SCHEMA: Mapping[str, Any] = {
     "type": "object",
@@ -69,28 +70,24 @@ class Contract:
     async def __call__(
         self, config: Mapping[str, Any], request: EvaluationInput, deadline: float | None
     ) -> EvaluationResult:
-        pairs = config.get("pairs") or []
-        if not pairs:
-            return EvaluationResult(
-                "error", {"error": "contract evaluator requires at least one pair in evaluate.pairs"}
-            )
         results: list[dict[str, Any]] = []
         host = ""
-        for pair in pairs:
+        for index, pair in enumerate(
+            config["pairs"]
+        ):  # validation refused an empty list and filled every pair's defaults
             producer, consumer = str(pair.get("producer", "")), str(pair.get("consumer", ""))
             result: dict[str, Any] = {"producer": producer, "consumer": consumer}
             try:
-                producer_text = await self._side(pair, "producer", request)
-                consumer_text = await self._side(pair, "consumer", request)
+                producer_text = await self._side(pair, "producer", request, index)
+                consumer_text = await self._side(pair, "consumer", request, index)
             except _PairError as exc:
                 results.append({**result, "verdict": "error", "error": str(exc)})
                 continue
             answer = await self.service.ask(
                 JudgeRequest(
                     prompt=build_contract_prompt(
-                        str(pair.get("contract") or DEFAULT_RULE), producer, producer_text, consumer, consumer_text
+                        str(pair["contract"]), producer, producer_text, consumer, consumer_text
                     ),
-                    model=self.service.config.judge_model,
                     schema=CONTRACT_SCHEMA,
                     deadline=deadline,
                 )
@@ -108,13 +105,14 @@ class Contract:
             details["judge_host"] = host
         return EvaluationResult(aggregate(results), details)
 
-    async def _side(self, pair: Mapping[str, Any], side: str, request: EvaluationInput) -> str:
+    async def _side(self, pair: Mapping[str, Any], side: str, request: EvaluationInput, index: int) -> str:
         path = str(pair.get(side, ""))
         inline = pair.get(f"{side}_content")
         if inline is not None:
             text = str(inline)
         else:
-            file = workspace_file(self.service.config.workspace_root, request.workspace, path)
+            root = self.service.config.workspace_root
+            file = workspace_file(root, request.workspace, path, field=f"config.pairs[{index}].{side}")
             try:
                 text = await read_text(file)
             except OSError as exc:

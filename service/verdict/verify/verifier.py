@@ -25,7 +25,6 @@ import contextlib
 import dataclasses
 import logging
 import multiprocessing
-import signal
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
@@ -34,7 +33,7 @@ from pebble import ProcessExpired, ProcessFuture, ProcessPool
 from verdict.config import Config
 from verdict.errors import Unavailable
 from verdict.metrics import Metrics
-from verdict.runner import Command, CommandNotFound, Runner, minimal_env
+from verdict.runner import Command, CommandNotFound, Runner, minimal_env, signal_name
 from verdict.verify.checks import check_code
 from verdict.verify.fences import FenceScan, scan_fences_bounded
 from verdict.verify.languages import LANGUAGES, Runs
@@ -68,8 +67,13 @@ class Verifier:
         self._parsing: set[ProcessFuture[CodeCheck]] = set()
         self._closed = False
 
-    async def verify(self, request: VerifyInput, *, deadline: float | None = None) -> Verification:
-        """The verdict on one completion. Raises Unavailable after `close()`; a failing checker is never an error."""
+    async def verify(
+        self, request: VerifyInput, *, deadline: float | None = None, second_opinion: bool = True
+    ) -> Verification:
+        """The verdict on one completion. Raises Unavailable after `close()`; a failing checker is never an error.
+
+        `second_opinion=False` skips the judge even when one is configured: the caller may not spend money on judges.
+        """
         if self._closed:
             raise Unavailable("the verifier is closed")
         verification = envelope_verdict(request)
@@ -79,8 +83,9 @@ class Verifier:
                 verification = aggregate(await self._check(triage(scan, self._config)), scan.total)
             else:
                 verification = NO_BLOCKS
-        if verification.verdict is Verdict.UNVERIFIABLE and self._second_opinion and not is_tool_turn(request):
-            opinion = await self._ask_second_opinion(self._second_opinion, request, verification, deadline)
+        judge = self._second_opinion if second_opinion else None
+        if verification.verdict is Verdict.UNVERIFIABLE and judge and not is_tool_turn(request):
+            opinion = await self._ask_second_opinion(judge, request, verification, deadline)
             if opinion is not None:
                 verification = dataclasses.replace(verification, second_opinion=opinion)
         self._metrics.verifications.labels(verdict=verification.verdict.value).inc()
@@ -109,8 +114,8 @@ class Verifier:
         return check_code
 
     async def _check(self, plan: Sequence[BlockCheck | PendingCheck]) -> list[BlockCheck]:
-        shell_slots = asyncio.Semaphore(self._config.max_concurrent_shell_checks)
-        pool_slots = asyncio.Semaphore(self._config.parse_workers)
+        shell_slots = self._runner.limit("bash", self._config).per_call()
+        pool_slots = self._runner.limit("parse", self._config).per_call()
 
         async def check(item: PendingCheck) -> BlockCheck:
             code, record = item.block.body, item.language.record
@@ -233,9 +238,4 @@ async def _all_or_none(checks: Sequence[Awaitable[BlockCheck]]) -> list[BlockChe
 
 
 def _exit_cause(exitcode: int | None) -> str:
-    if exitcode is not None and exitcode < 0:
-        try:
-            return signal.Signals(-exitcode).name
-        except ValueError:
-            return f"signal {-exitcode}"
-    return f"exit code {exitcode}"
+    return signal_name(exitcode) or f"exit code {exitcode}"
