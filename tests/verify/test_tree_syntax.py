@@ -138,6 +138,13 @@ def test_brackets_in_strings_comments_and_regexes_do_not_count() -> None:
     assert check_tree("javascript", code + "if (s) {\n").verdict is Verdict.MALFORMED
 
 
+def test_a_preprocessed_c_or_cpp_block_is_a_whole_file() -> None:
+    """Member lists are a fragment shape, but not in a block with #include lines: that is a file, tried as one."""
+    members = "public:\n  int size() const { return size_; }\nprivate:\n  int size_;\n"
+    assert check_tree("cpp", members).verdict is Verdict.OK
+    assert check_tree("cpp", "#include <vector>\n" + members).verdict is Verdict.UNVERIFIABLE
+
+
 def test_a_nul_byte_is_malformed() -> None:
     assert check_tree("go", "package main\x00\n").verdict is Verdict.MALFORMED
 
