@@ -7,13 +7,15 @@ lost bracket leaves is different and measurable, and only that is called malform
 
 - **unbalanced brackets**: the `(` `[` `{` tokens the lexer saw (strings, comments, character literals and regular
   expressions are tokens of their own, so their brackets do not count) do not pair up with `)` `]` `}`;
-- **an error at the end**: the last ERROR or MISSING node reaches the end of the code, which is where a parser stands
-  when the text stopped mid-construct (Ruby's `def` without its `end`, PHP's unclosed `{`).
+- **an error at the end**: an innermost ERROR node reaches the end of the code, which is where a parser stands when
+  the text stopped mid-construct (an expression cut in half, Ruby's `def` without its `end`).
 
 A snippet is usually a fragment (a method without its class, statements without a function), so every grammar has
-fragment forms: the code as a program, then wrapped in a class body, a function body, a rule block... The block is ok
-as soon as one form parses without error; it is malformed only when every form fails and the form that failed least
-still shows one of the two kinds above; any other failure is unverifiable, with the line the grammar blamed.
+fragment forms: the code as written, then wrapped in a class body, a function body, a rule block... The block is ok as
+soon as one form parses without error. When none does, the code as written decides (a wrapper adds only balanced
+brackets, and its own closing `}` or `end` could stand in for exactly the closer a cut removed): malformed when it
+shows one of the two kinds above, under every grammar of the language; otherwise unverifiable, with the line the
+grammar blamed. Ruby and C/C++ have measured exceptions, documented on `Grammar`'s fields.
 
 Everything here is pure and C-speed (tree-sitter parses several MB/s per core); the grammars are loaded lazily, once
 per process, so importing this module costs nothing until a block of the language arrives.
