@@ -110,7 +110,20 @@ class Config:
         "Directory inside which request workspaces and files must resolve (diff_stall, comparator, contract). "
         "Empty: evaluators that need files report a clear error.",
     )
-    git_timeout_seconds: float = _key(30.0, "Time limit for one `git diff --stat` (diff_stall).", minimum=0.1)
+    git_timeout_seconds: float = _key(
+        30.0, "Time limit for the git commands of one diff_stall call, together.", minimum=0.1
+    )
+    diff_stall_max_bytes: int = _key(
+        64 * 1024 * 1024,
+        "Bytes one diff_stall fingerprint may read (git's listings and patch, untracked files' content); a repository "
+        "past it is verdict `error`, never a guessed stall.",
+        minimum=1024,
+    )
+    diff_stall_max_files: int = _key(
+        20_000,
+        "Untracked files one diff_stall fingerprint may hash; more is verdict `error` (ignore them or narrow scope).",
+        minimum=1,
+    )
     regex_timeout_seconds: float = _key(
         1.0,
         "Time limit for one regular-expression search from a request; running out gives verdict `error`.",

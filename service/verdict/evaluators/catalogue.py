@@ -94,6 +94,12 @@ _HISTORY_FILE = FieldSpec(
     "Accepted for compatibility with little-loops files and ignored: the history travels in the state token.",
 )
 _MODEL = FieldSpec("model", "string", "The model alias passed to the judge host; the server's judge_model when unset.")
+_FRESH = FieldSpec(
+    "fresh",
+    "boolean",
+    "Ask the judge again instead of answering from the ruling cache (to sample several rulings on purpose).",
+    default=False,
+)
 _ERROR = "error"
 _YES_NO_ERROR = ("yes", "no", _ERROR)
 
@@ -203,10 +209,24 @@ SPECS: dict[str, EvaluatorSpec] = {
         ),
         EvaluatorSpec(
             "diff_stall",
-            "Runs `git diff --stat` in the workspace; no change for max_stall calls means stalled.",
+            "Fingerprints the workspace's git repository (HEAD, index, work tree, untracked files); no change for "
+            "max_stall calls means stalled.",
             (
-                FieldSpec("scope", "list[string]", "Paths given to `git diff --stat -- <scope>`.", default=[]),
+                FieldSpec(
+                    "scope",
+                    "list[string]",
+                    "Pathspecs (relative to the workspace) the comparison is limited to; the whole tree when empty.",
+                    default=[],
+                ),
                 _MAX_STALL,
+                FieldSpec(
+                    "compare",
+                    "string",
+                    "`content` (default): HEAD, the index, tracked content and untracked files; `stat`: the text of "
+                    "`git diff --stat`, as little-loops compares.",
+                    default="content",
+                    choices=("content", "stat"),
+                ),
                 _SOURCE,
             ),
             _YES_NO_ERROR,
@@ -281,6 +301,7 @@ SPECS: dict[str, EvaluatorSpec] = {
                 ),
                 FieldSpec("uncertain_suffix", "boolean", "Append `_uncertain` below min_confidence.", default=False),
                 _MODEL,
+                _FRESH,
                 _SOURCE,
             ),
             (*_LLM_VERDICTS, *(f"{verdict}_uncertain" for verdict in _LLM_VERDICTS), _ERROR),
@@ -306,6 +327,7 @@ SPECS: dict[str, EvaluatorSpec] = {
                     maximum=MAX_COMPARATOR_PAIRS,
                 ),
                 _MODEL,
+                _FRESH,
                 _SOURCE,
             ),
             ("yes", "no", "tie", "no_baseline", _ERROR),
@@ -322,6 +344,7 @@ SPECS: dict[str, EvaluatorSpec] = {
                     "consumer_pattern, producer_content, consumer_content.",
                     True,
                 ),
+                _FRESH,
                 _SOURCE,
             ),
             _YES_NO_ERROR,

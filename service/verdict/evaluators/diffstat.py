@@ -1,4 +1,5 @@
-"""`git diff --stat` for diff_stall, run through the runner and hardened against a hostile repository.
+"""git for diff_stall (`git diff --stat`, and the plumbing of `fingerprint`), run through the runner and hardened
+against a hostile repository.
 
 The workspace is whatever the loop's agent left there, so its repository may be configured to run commands: a
 `core.fsmonitor` hook runs on every index refresh, `filter.<driver>.clean` runs whenever a changed file is hashed,
@@ -25,15 +26,16 @@ is a command). Every one of those is switched off here:
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 from verdict.runner import Command, CommandNotFound, Completed, Runner, minimal_env
 from verdict.workspace import Repository
 
-__all__ = ["MAX_DIFF_BYTES", "GitFailed", "diff_stat"]
+__all__ = ["MAX_DIFF_BYTES", "GitFailed", "HardenedGit", "diff_stat", "hardened_git"]
 
 MAX_DIFF_BYTES = 4 * 1024 * 1024
 """A stat longer than this cannot be compared reliably, so it is an error rather than a possibly false stall."""
@@ -91,6 +93,49 @@ def _environment(repository: Repository, root: Path, home: str) -> dict[str, str
     )
 
 
+class HardenedGit:
+    """git in one repository under the hardening above, sharing one time budget across its invocations.
+
+    Made by `hardened_git`, which lists the repository's configuration first (filter drivers and transports to
+    neutralise); every `run` after that gets what is left of the budget, so several plumbing commands together take no
+    longer than one `git_timeout_seconds`.
+    """
+
+    def __init__(self, runner: Runner, argv: list[str], env: dict[str, str], cwd: Path, deadline: float) -> None:
+        self._runner = runner
+        self._argv = argv
+        self._env = env
+        self._cwd = cwd
+        self._deadline = deadline
+
+    async def run(self, args: Sequence[str], *, cap: int, stdin: bytes | None = None) -> Completed:
+        """`git <hardening> <args>`; raises GitFailed when the budget is spent, git is missing or it timed out."""
+        what = f"git {args[0]}"
+        remaining = self._deadline - time.monotonic()
+        if remaining <= 0:
+            raise GitFailed(f"{what} timed out")
+        return await _run(self._runner, [*self._argv, *args], self._env, self._cwd, remaining, cap, stdin, what)
+
+
+@contextlib.asynccontextmanager
+async def hardened_git(
+    runner: Runner,
+    repository: Repository,
+    *,
+    root: Path,
+    cwd: Path,
+    timeout: float,  # noqa: ASYNC109 - the runner's time limit for the children, not an asyncio timeout
+) -> AsyncIterator[HardenedGit]:
+    """A HardenedGit for `repository`, run in `cwd`, for at most `timeout` seconds in all."""
+    with tempfile.TemporaryDirectory(prefix="verdict-git-home-") as home:
+        env = _environment(repository, root, home)
+        hardening = _hardening(repository.work_tree)
+        started = time.monotonic()
+        drivers, transports = await _configured(runner, hardening, env, cwd, timeout)
+        env.update(_neutralise(drivers, transports))
+        yield HardenedGit(runner, ["git", *hardening], env, cwd, started + timeout)
+
+
 async def diff_stat(
     runner: Runner,
     repository: Repository,
@@ -101,18 +146,11 @@ async def diff_stat(
     timeout: float,  # noqa: ASYNC109 - the runner's time limit for the children, not an asyncio timeout
 ) -> str:
     """The output of `git diff --stat [-- scope]` run in `cwd`. Raises GitFailed with the reference's messages."""
-    with tempfile.TemporaryDirectory(prefix="verdict-git-home-") as home:
-        env = _environment(repository, root, home)
-        hardening = _hardening(repository.work_tree)
-        started = time.monotonic()
-        drivers, transports = await _configured(runner, hardening, env, cwd, timeout)
-        env.update(_neutralise(drivers, transports))
-        argv = ["git", *hardening, "diff", "--stat", "--no-color", "--no-ext-diff", "--no-textconv"]
-        argv.append("--ignore-submodules=dirty")
+    async with hardened_git(runner, repository, root=root, cwd=cwd, timeout=timeout) as git:
+        argv = ["diff", "--stat", "--no-color", "--no-ext-diff", "--no-textconv", "--ignore-submodules=dirty"]
         if scope:
             argv += ["--", *scope]
-        remaining = max(timeout - (time.monotonic() - started), 0.001)
-        completed = await _run(runner, argv, env, cwd, remaining, MAX_DIFF_BYTES)
+        completed = await git.run(argv, cap=MAX_DIFF_BYTES)
         if completed.returncode != 0:
             raise GitFailed(f"git diff failed: {completed.stderr.decode('utf-8', 'replace')[:200]}")
         if completed.stdout_truncated:
@@ -170,15 +208,25 @@ async def _run(
     cwd: Path,
     timeout: float,  # noqa: ASYNC109
     cap: int,
+    stdin: bytes | None = None,
+    what: str = "git diff",
 ) -> Completed:
     try:
         completed = await runner.run(
-            Command(tool="git", argv=tuple(argv), timeout=timeout, env=env, cwd=str(cwd), max_output_bytes=cap)
+            Command(
+                tool="git",
+                argv=tuple(argv),
+                timeout=timeout,
+                env=env,
+                cwd=str(cwd),
+                max_output_bytes=cap,
+                stdin=stdin,
+            )
         )
     except CommandNotFound:
         raise GitFailed("git not found in PATH") from None
     except OSError as exc:  # E2BIG: a scope longer than the kernel takes as arguments
-        raise GitFailed(f"git diff failed: {exc.strerror or exc}") from None
+        raise GitFailed(f"{what} failed: {exc.strerror or exc}") from None
     if completed.timed_out:
-        raise GitFailed("git diff timed out")
+        raise GitFailed(f"{what} timed out")
     return completed

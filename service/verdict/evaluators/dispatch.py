@@ -31,6 +31,7 @@ from verdict.errors import DeadlineTooShort, FailedPrecondition, InvalidArgument
 from verdict.evaluators import deterministic, stall, state
 from verdict.evaluators.catalogue import SPECS, EvaluatorSpec, evaluator_type, validate
 from verdict.evaluators.diffstat import GitFailed, diff_stat
+from verdict.evaluators.fingerprint import fingerprint
 from verdict.evaluators.interpolation import InterpolationError, Namespaces, interpolate
 from verdict.evaluators.model import EvaluationInput, EvaluationResult, JudgedEvaluator, Judgement, Step
 from verdict.metrics import Metrics
@@ -184,13 +185,26 @@ class Evaluations:
             error = f"git diff failed: {relative!r} is not in a git repository under the workspace root"
             return EvaluationResult("error", {"error": error}, request.state)
         bound = self._bound(self._config.git_timeout_seconds, deadline)
+        scope = step.settings["scope"]
         try:
-            diff = await diff_stat(
-                self._runner, repository, root=resolved_root, cwd=workspace, scope=step.settings["scope"], timeout=bound
+            if step.settings["compare"] == "stat":
+                diff = await diff_stat(
+                    self._runner, repository, root=resolved_root, cwd=workspace, scope=scope, timeout=bound
+                )
+                return _result("diff_stall", key, stall.diff_stall(step, diff))
+            found = await fingerprint(
+                self._runner,
+                repository,
+                root=resolved_root,
+                cwd=workspace,
+                scope=scope,
+                timeout=bound,
+                max_bytes=self._config.diff_stall_max_bytes,
+                max_files=self._config.diff_stall_max_files,
             )
         except GitFailed as failure:
             return EvaluationResult("error", {"error": str(failure)}, request.state)
-        return _result("diff_stall", key, stall.diff_stall(step, diff))
+        return _result("diff_stall", key, stall.diff_stall_content(step, found.parts()))
 
     @staticmethod
     def _bound(limit: float, deadline: float | None) -> float:
