@@ -127,13 +127,17 @@ SPECS: dict[str, EvaluatorSpec] = {
         ),
         EvaluatorSpec(
             "output_numeric",
-            "Compares the output (or the last `key=<number>` field in it) with a numeric target.",
+            "Compares the output (or the last `key=<number>` or `key: <number>` in it) with a numeric target.",
             (
                 _OPERATOR,
                 FieldSpec(
                     "target", "number|string", "The target: a number, or a string interpolated then parsed.", True
                 ),
-                FieldSpec("key", "string", "Read the value from the last `key=<number>` field of the output."),
+                FieldSpec(
+                    "key",
+                    "string",
+                    'Read the value from the last `key=<number>`, `key: <number>` or `"key": <number>` in the output.',
+                ),
                 _SOURCE,
             ),
             _YES_NO_ERROR,

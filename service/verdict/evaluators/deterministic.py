@@ -40,7 +40,9 @@ _COMPARE: dict[str, Callable[[Any, Any], bool]] = {
     "gt": lambda value, target: value > target,
     "ge": lambda value, target: value >= target,
 }
-_KEYED_NUMBER = r"\s*=\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)"
+_KEYED_NUMBER = r"[\"']?\s*[=:]\s*[\"']?([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)"
+"""After the key: `=` as the reference reads, and also `:` (test runners, coverage tools, YAML and JSON-ish logs),
+with the key and the number optionally quoted (`"key": 5`, `'key': '5'`)."""
 
 
 def short_circuit(evaluator: str, exit_code: int) -> Judgement | None:
@@ -68,6 +70,9 @@ def exit_code(step: Step) -> Judgement:
 
 def output_numeric(step: Step) -> Judgement:
     """The output as a number (or the last `key=<number>` in it, ENH-2895) compared with the target.
+
+    Beyond the reference, `key: <number>` and `"key": <number>` are read as well: the reference read only `=`, so
+    the shapes test runners and JSON-ish logs print (`coverage: 85.3%`, `"numFailedTests": 0`) were "not found".
 
     A string target is interpolated, then parsed (BUG-620/622). Where the reference raised for a target that does
     not resolve to a number, this raises InvalidConfig: the configuration cannot be evaluated at all.
