@@ -145,6 +145,27 @@ class Config:
     judge_model_labels: tuple[str, ...] = _key(
         (), "Models that may appear as metric labels (comma-separated); others are labelled `other`."
     )
+    judge_cache: str = _key(
+        "memory",
+        "Where judge rulings are kept so a repeated question gets the same ruling: memory (this process), redis "
+        "(shared by every replica, at judge_cache_url) or off.",
+        choices=("memory", "redis", "off"),
+    )
+    judge_cache_url: str = _key(
+        "", "The Redis the ruling cache uses with judge_cache: redis (redis://, rediss:// or unix:// URL)."
+    )
+    judge_cache_ttl_seconds: float = _key(
+        24 * 3600.0, "How long a ruling is replayed, from when it was judged.", minimum=1
+    )
+    judge_cache_max_entries: int = _key(
+        10_000, "Rulings kept; past it the least recently used go first (in Redis too).", minimum=1
+    )
+    judge_cache_timeout_seconds: float = _key(
+        0.5,
+        "Time limit for connecting to Redis and for each cache operation; past it the question is judged fresh.",
+        minimum=0.01,
+        maximum=60,
+    )
     second_opinion: bool = _key(False, "Ask a judge about long unverifiable answers in VerifyResponse.")
     second_opinion_host: str = _key(
         "", "Judge for the second opinion: an OpenAI-compatible base URL (a local model) or a CLI host name."
@@ -176,6 +197,11 @@ class Config:
         for key in ("judge_timeout_seconds", "second_opinion_timeout_seconds"):
             if getattr(self, key) > JUDGE_TIMEOUT_CEILING_SECONDS:
                 raise ConfigError(key, f"must be at most {JUDGE_TIMEOUT_CEILING_SECONDS:.0f}, got {getattr(self, key)}")
+        if self.judge_cache == "redis" and not self.judge_cache_url.startswith(("redis://", "rediss://", "unix://")):
+            raise ConfigError(
+                "judge_cache_url",
+                f"judge_cache: redis needs a redis://, rediss:// or unix:// URL, got {self.judge_cache_url!r}",
+            )
         if self.workspace_root and not Path(self.workspace_root).is_absolute():
             raise ConfigError("workspace_root", f"must be an absolute path, got {self.workspace_root!r}")
 

@@ -41,6 +41,7 @@ from verdict.judges import chat
 from verdict.judges.envelopes import EnvelopeError, JudgeReply, loads, read_chat_completion, read_envelope
 from verdict.judges.hosts import CLAUDE_ONLY_MODELS, MAX_ARGUMENT_BYTES, CliHost, Host, HttpHost, select_host
 from verdict.judges.payload import PayloadError, verdict_payload
+from verdict.judges.rulings import record_spend
 from verdict.metrics import Metrics
 from verdict.runner import Command, CommandNotFound, Completed, Runner, SlotLimit, minimal_env
 
@@ -500,6 +501,7 @@ class JudgeService:
             return
         if reply.cost_usd:
             self.metrics.judge_cost.labels(host=host.name).inc(max(reply.cost_usd, 0.0))
+            record_spend(reply.cost_usd)
         model = self.metrics.model_labels.fold(reply.model or self._model(host, request))
         for kind, tokens in (("input", reply.input_tokens), ("output", reply.output_tokens)):
             if tokens:
