@@ -290,7 +290,7 @@ class RedisStore:
         if len(data) > MAX_RULING_BYTES:
             return 0
         ttl_ms = max(int((ruling.judged_at + self.ttl - self._clock()) * 1000), 1)
-        args = [data, ttl_ms, int(self._clock() * 1000), self.max_entries]
+        args: list[bytes | int] = [data, ttl_ms, int(self._clock() * 1000), self.max_entries]
         evicted = await self._call(self._put(keys=[self._key(key), self._index], args=args))
         return int(evicted)
 
