@@ -302,3 +302,11 @@ async def test_a_stat_token_is_a_first_call_for_content_and_back(evaluations: Ev
     assert (await content_loop.step()).verdict == "no"
     stat_loop.token = content_loop.token
     assert (await stat_loop.step()).verdict == "yes"
+
+
+async def test_a_mode_change_is_progress(evaluations: Evaluations, root: Path) -> None:
+    repo = make_repo(root / "proj")
+    loop = Loop(evaluations, "proj")
+    await loop.step()
+    (repo / "src/app.py").chmod(0o755)
+    assert (await loop.step()).details["changed"] == ["worktree"]

@@ -8,8 +8,9 @@ each a digest of what git reports within `scope`:
 - `head`: the commit HEAD names (no scope), or the blobs HEAD holds within the scope (so a commit outside it is not
   progress inside it); empty on an unborn branch;
 - `index`: every staged entry (mode, object id, stage, path), from `git ls-files --stage`;
-- `worktree`: the full binary patch from the index to the work tree (`git diff --binary --full-index`), which names
-  the object id of every changed file's content, so an edit that keeps the line counts still changes it;
+- `worktree`: the patch from the index to the work tree (`git diff --full-index --unified=0`), whose `index` lines
+  name the full object id of every changed file's content (binary files included, without their bytes), so an edit
+  that keeps the line counts still changes it;
 - `untracked`: every untracked file .gitignore does not exclude (`git ls-files --others --exclude-standard`), by name
   and by content (`git hash-object --no-filters`, the raw bytes; a symbolic link by its target text, never followed).
 
@@ -24,6 +25,7 @@ reports as `error` with the reason: a fingerprint of part of the change could ca
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import stat
@@ -107,8 +109,8 @@ async def fingerprint(
             git,
             [
                 "diff",
-                "--binary",
                 "--full-index",
+                "--unified=0",
                 "--no-color",
                 "--no-ext-diff",
                 "--no-textconv",
@@ -165,24 +167,8 @@ async def _untracked(git: HardenedGit, cwd: Path, listing: bytes, budget: _Budge
             f"the repository is too large to fingerprint: more than diff_stall_max_files ({max_files}) untracked "
             "files; add them to .gitignore, raise the bound or narrow `scope`"
         )
-    entries: list[tuple[bytes, bytes]] = []
-    regular: list[bytes] = []
-    for path in paths:
-        try:
-            info = os.lstat(cwd / os.fsdecode(path))
-        except OSError:
-            entries.append((path, b"gone"))  # removed since git listed it: the next call sees the change
-            continue
-        if stat.S_ISREG(info.st_mode):
-            budget.take(info.st_size, "the untracked files' content")
-            regular.append(path)
-        elif stat.S_ISLNK(info.st_mode):
-            try:
-                entries.append((path, b"link:" + os.fsencode(os.readlink(cwd / os.fsdecode(path)))))
-            except OSError:
-                entries.append((path, b"gone"))
-        else:
-            entries.append((path, b"kind:%o" % stat.S_IFMT(info.st_mode)))
+    entries, regular, size = await asyncio.to_thread(_classify, cwd, paths)
+    budget.take(size, "the untracked files' content")
     if regular:
         completed = await git.run(
             ["hash-object", "--no-filters", "--stdin-paths"],
@@ -196,6 +182,32 @@ async def _untracked(git: HardenedGit, cwd: Path, listing: bytes, budget: _Budge
         entries += [(path, b"blob:" + oid) for path, oid in zip(regular, oids, strict=True)]
     entries.sort()
     return _hex(b"\0".join(path + b"\0" + what for path, what in entries))
+
+
+def _classify(cwd: Path, paths: list[bytes]) -> tuple[list[tuple[bytes, bytes]], list[bytes], int]:
+    """lstat each untracked path (off the event loop: there may be thousands): symlinks by target text, other
+    non-regular entries (a nested repository's directory) by kind; regular files are left for git to hash. Returns
+    those entries, the regular files, and their total size."""
+    entries: list[tuple[bytes, bytes]] = []
+    regular: list[bytes] = []
+    size = 0
+    for path in paths:
+        try:
+            info = os.lstat(cwd / os.fsdecode(path))
+        except OSError:
+            entries.append((path, b"gone"))  # removed since git listed it: the next call sees the change
+            continue
+        if stat.S_ISREG(info.st_mode):
+            size += info.st_size
+            regular.append(path)
+        elif stat.S_ISLNK(info.st_mode):
+            try:
+                entries.append((path, b"link:" + os.fsencode(os.readlink(cwd / os.fsdecode(path)))))
+            except OSError:
+                entries.append((path, b"gone"))
+        else:
+            entries.append((path, b"kind:%o" % stat.S_IFMT(info.st_mode)))
+    return entries, regular, size
 
 
 def _c_quote(path: bytes) -> bytes:
