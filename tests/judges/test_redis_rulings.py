@@ -21,7 +21,7 @@ from prometheus_client import CollectorRegistry
 
 from tests.judges.conftest import RPC_YES, FakeJudges, answer_stdout, details, llm_request
 from verdict.config import Config
-from verdict.judges.rulings import RedisStore, Ruling
+from verdict.judges.rulings import RedisStore, StoredRuling
 from verdict.metrics import Metrics
 from verdict.server import build_server
 from verdict.v1 import verdict_pb2_grpc
@@ -256,7 +256,7 @@ def _store(redis_server: RedisServer, **bounds: Any) -> RedisStore:
 async def test_redis_rulings_expire_after_their_ttl(redis_server: RedisServer) -> None:
     store = _store(redis_server, ttl=1)
     try:
-        judged = Ruling("yes", {"reason": "r"}, time.time(), 0.01)
+        judged = StoredRuling("yes", {"reason": "r"}, time.time(), 0.01)
         await store.put("q", judged)
         assert await store.get("q") == judged
         await asyncio.sleep(1.2)
@@ -269,12 +269,12 @@ async def test_redis_evicts_the_least_recently_used_past_the_bound(redis_server:
     store = _store(redis_server, max_entries=2)
     try:
         now = time.time()
-        assert await store.put("a", Ruling("yes", {}, now)) == 0
-        assert await store.put("b", Ruling("no", {}, now)) == 0
+        assert await store.put("a", StoredRuling("yes", {}, now)) == 0
+        assert await store.put("b", StoredRuling("no", {}, now)) == 0
         await asyncio.sleep(0.01)
         assert await store.get("a") is not None  # a is now more recently used than b
         await asyncio.sleep(0.01)
-        assert await store.put("c", Ruling("yes", {}, now)) == 1
+        assert await store.put("c", StoredRuling("yes", {}, now)) == 1
         assert await store.get("b") is None
         assert await store.get("a") is not None
         assert await store.get("c") is not None

@@ -11,7 +11,7 @@ from tests.judges.conftest import RPC_OUTPUT, RPC_YES, FakeJudges, ServiceFactor
 from verdict.evaluators.catalogue import validate
 from verdict.evaluators.model import EvaluationInput
 from verdict.judges import Comparator, Contract, LlmStructured
-from verdict.judges.rulings import MAX_RULING_BYTES, MemoryStore, Ruling, RulingCache, ruling_key
+from verdict.judges.rulings import MAX_RULING_BYTES, MemoryStore, RulingCache, StoredRuling, ruling_key
 from verdict.metrics import Metrics
 
 YES = {"stdout": answer_stdout("claude-code", RPC_YES)}
@@ -180,7 +180,7 @@ async def test_least_recently_used_rulings_are_evicted_past_the_bound(
 
 async def test_a_ruling_too_large_to_store_is_judged_each_time(metrics: Metrics) -> None:
     store = MemoryStore(max_entries=10, ttl=3600)
-    assert await store.put("k", Ruling("yes", {"reason": "x" * MAX_RULING_BYTES}, 0.0)) == 0
+    assert await store.put("k", StoredRuling("yes", {"reason": "x" * MAX_RULING_BYTES}, 0.0)) == 0
     assert len(store) == 0
 
 
@@ -214,9 +214,9 @@ def test_the_key_covers_every_part_of_the_material() -> None:
 
 def test_a_corrupt_stored_value_is_a_miss() -> None:
     for data in (b"not json", b"[]", b'{"v": 1, "d": {}, "t": 0, "c": 0}', b"\xff"):
-        assert Ruling.decode(data) is None
-    ruling = Ruling("yes", {"confidence": float("inf")}, 12.5, 0.01)
-    assert Ruling.decode(ruling.encode()) == ruling
+        assert StoredRuling.decode(data) is None
+    ruling = StoredRuling("yes", {"confidence": float("inf")}, 12.5, 0.01)
+    assert StoredRuling.decode(ruling.encode()) == ruling
 
 
 # --- comparator and contract -----------------------------------------------------------------------------------------

@@ -36,6 +36,11 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import redis.asyncio
+import redis.exceptions
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+
 from verdict.config import Config
 from verdict.evaluators.model import EvaluationResult
 from verdict.judges.hosts import Host, HttpHost
@@ -46,10 +51,10 @@ __all__ = [
     "RULING_FORMAT",
     "MemoryStore",
     "RedisStore",
-    "Ruling",
     "RulingCache",
     "RulingStore",
     "StoreUnavailable",
+    "StoredRuling",
     "build_ruling_cache",
     "host_identity",
     "record_spend",
@@ -101,7 +106,7 @@ def host_identity(host: Host) -> str:
 
 
 @dataclass(frozen=True)
-class Ruling:
+class StoredRuling:
     """A stored ruling: the verdict and details as judged, when (Unix time) and what the judge calls cost."""
 
     verdict: str
@@ -114,7 +119,7 @@ class Ruling:
         return json.dumps(document, separators=(",", ":"), ensure_ascii=False, default=str).encode()
 
     @classmethod
-    def decode(cls, data: bytes) -> Ruling | None:
+    def decode(cls, data: bytes) -> StoredRuling | None:
         """The ruling in `data`, or None when it is not one (a corrupt or foreign value is a miss, not a crash)."""
         try:
             document = json.loads(data)
@@ -139,9 +144,9 @@ class RulingStore(Protocol):
 
     kind: str
 
-    async def get(self, key: str) -> Ruling | None: ...
+    async def get(self, key: str) -> StoredRuling | None: ...
 
-    async def put(self, key: str, ruling: Ruling) -> int:
+    async def put(self, key: str, ruling: StoredRuling) -> int:
         """Store `ruling`; returns how many other rulings were evicted to stay within the entry bound."""
         ...
 
@@ -171,7 +176,7 @@ class MemoryStore:
     def __len__(self) -> int:
         return len(self._entries)
 
-    async def get(self, key: str) -> Ruling | None:
+    async def get(self, key: str) -> StoredRuling | None:
         entry = self._entries.get(key)
         if entry is None:
             return None
@@ -180,9 +185,9 @@ class MemoryStore:
             del self._entries[key]
             return None
         self._entries.move_to_end(key)
-        return Ruling.decode(data)
+        return StoredRuling.decode(data)
 
-    async def put(self, key: str, ruling: Ruling) -> int:
+    async def put(self, key: str, ruling: StoredRuling) -> int:
         data = ruling.encode()
         if len(data) > MAX_RULING_BYTES:
             return 0
@@ -248,10 +253,6 @@ class RedisStore:
     def __init__(
         self, url: str, *, max_entries: int, ttl: float, timeout: float, clock: Callable[[], float] = time.time
     ) -> None:
-        import redis.asyncio
-        from redis.asyncio.retry import Retry
-        from redis.backoff import NoBackoff
-
         self.max_entries = max_entries
         self.ttl = ttl
         self._clock = clock
@@ -273,19 +274,17 @@ class RedisStore:
 
     async def _call(self, operation: Awaitable[Any]) -> Any:
         """One Redis operation, bounded as a whole (a script may take two round trips: EVALSHA, then EVAL)."""
-        import redis.exceptions
-
         try:
             async with asyncio.timeout(self._timeout * 3):
                 return await operation
         except (redis.exceptions.RedisError, OSError, TimeoutError) as exc:
             raise StoreUnavailable(f"{type(exc).__name__}: {exc}") from None
 
-    async def get(self, key: str) -> Ruling | None:
+    async def get(self, key: str) -> StoredRuling | None:
         data = await self._call(self._get(keys=[self._key(key), self._index], args=[int(self._clock() * 1000)]))
-        return None if data is None else Ruling.decode(data)
+        return None if data is None else StoredRuling.decode(data)
 
-    async def put(self, key: str, ruling: Ruling) -> int:
+    async def put(self, key: str, ruling: StoredRuling) -> int:
         data = ruling.encode()
         if len(data) > MAX_RULING_BYTES:
             return 0
@@ -332,7 +331,7 @@ class RulingCache:
         self._metrics = metrics
         self._wait_seconds = wait_seconds
         self._clock = clock
-        self._inflight: dict[str, asyncio.Future[Ruling | None]] = {}
+        self._inflight: dict[str, asyncio.Future[StoredRuling | None]] = {}
         self._down_until = 0.0
 
     async def rule(
@@ -364,7 +363,7 @@ class RulingCache:
             shared = await asyncio.shield(leader)
             if shared is not None:
                 return self._replay(evaluator, shared)
-        future: asyncio.Future[Ruling | None] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[StoredRuling | None] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         claim: str | None = None
         try:
@@ -377,7 +376,7 @@ class RulingCache:
             lookups.labels(evaluator=evaluator, result="miss").inc()
             result, cost = await self._judged(judge)
             if _cacheable(result):
-                ruling = Ruling(result.verdict, result.details, self._clock(), cost)
+                ruling = StoredRuling(result.verdict, result.details, self._clock(), cost)
                 await self._put(key, ruling)
                 future.set_result(ruling)
             return _mark(result, cached=False)
@@ -393,7 +392,7 @@ class RulingCache:
         if self.store is not None:
             await self.store.aclose()
 
-    def _replay(self, evaluator: str, ruling: Ruling) -> EvaluationResult:
+    def _replay(self, evaluator: str, ruling: StoredRuling) -> EvaluationResult:
         self._metrics.judge_cache_lookups.labels(evaluator=evaluator, result="hit").inc()
         if ruling.cost_usd > 0:
             self._metrics.judge_cache_saved.labels(evaluator=evaluator).inc(ruling.cost_usd)
@@ -410,7 +409,7 @@ class RulingCache:
             _BILL.reset(token)
         return result, sum(bill)
 
-    async def _wait_for_peer(self, key: str, deadline: float | None) -> Ruling | None:
+    async def _wait_for_peer(self, key: str, deadline: float | None) -> StoredRuling | None:
         """Another replica is judging this question: its ruling, once stored, or None when it gave up or time ran out
         (the caller then judges itself; a ruling that was an error is never stored, so waiting longer is useless)."""
         until = time.monotonic() + self._wait_seconds
@@ -426,14 +425,12 @@ class RulingCache:
                 return await self._get(key)
         return None
 
-    async def _get(self, key: str) -> Ruling | None:
+    async def _get(self, key: str) -> StoredRuling | None:
         assert self.store is not None
-        ruling: Ruling | None = await self._guarded("get", self.store.get(key), default=None)
-        if ruling is not None and ruling.judged_at + _ttl(self.store) <= self._clock():
-            return None
+        ruling: StoredRuling | None = await self._guarded("get", self.store.get(key), default=None)
         return ruling
 
-    async def _put(self, key: str, ruling: Ruling) -> None:
+    async def _put(self, key: str, ruling: StoredRuling) -> None:
         assert self.store is not None
         evicted: int = await self._guarded("put", self.store.put(key, ruling), default=0)
         if evicted:
@@ -459,11 +456,6 @@ class RulingCache:
             self._metrics.judge_cache_errors.labels(store=self.store.kind, operation=operation).inc()
             log.warning("judge cache %s failed, judging fresh: %s", operation, exc)
             return default
-
-
-def _ttl(store: RulingStore) -> float:
-    ttl: float = getattr(store, "ttl", float("inf"))
-    return ttl
 
 
 def _cacheable(result: EvaluationResult) -> bool:
