@@ -690,6 +690,8 @@ REJECTED: tuple[Rejected, ...] = (
         "config.target",
     ),
     Rejected("unknown operator", {"type": "output_numeric", "operator": "equals", "target": 1.0}, "config.operator"),
+    Rejected("diff_stall compare outside content|stat", {"type": "diff_stall", "compare": "text"}, "config.compare"),
+    Rejected("judge fresh must be a boolean", {"type": "llm_structured", "fresh": "yes"}, "config.fresh", typed=False),
     Rejected(
         "output_numeric whitespace-only key (quadratic search over whitespace output)",
         _numeric("eq", 1.0, key=" \t"),
