@@ -67,7 +67,13 @@ def test_verify_against_a_running_server(server_process: ServerProcess) -> None:
 
 def _sample_value(key: str) -> str:
     """A valid non-default value for `key`, as text."""
-    samples = {"grpc_address": "127.0.0.1:1", "metrics_address": "127.0.0.1:2", "log_level": "DEBUG"}
+    samples = {
+        "grpc_address": "127.0.0.1:1",
+        "metrics_address": "127.0.0.1:2",
+        "log_level": "DEBUG",
+        "judge_cache": "off",
+        "judge_cache_url": "redis://cache:6379/0",
+    }
     if key in samples:
         return samples[key]
     default = getattr(Config(), key)
