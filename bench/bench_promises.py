@@ -24,7 +24,8 @@ from prometheus_client import CollectorRegistry
 from verdict.config import Config
 from verdict.evaluators import EvaluationInput, Evaluations
 from verdict.evaluators.model import EvaluationResult
-from verdict.judges.rulings import MemoryStore, RedisStore, RulingCache, RulingStore
+from verdict.judges.ruling_stores import MemoryStore, RedisStore, RulingStore
+from verdict.judges.rulings import RulingCache
 from verdict.metrics import Metrics
 from verdict.runner import Runner
 

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from verdict.config import Config, config_keys, load_config
+from verdict.config import DEFAULT_JUDGE_MODEL, Config, config_keys, load_config
 from verdict.errors import ConfigError
+from verdict.evaluators.catalogue import validate
 
 
 def test_defaults_are_the_documented_ones() -> None:
@@ -134,3 +135,10 @@ def test_judge_cache_redis_needs_a_redis_url() -> None:
     assert (config.judge_cache, config.judge_cache_url) == ("redis", "redis://cache:6379/0")
     with pytest.raises(ConfigError, match="judge_cache"):
         load_config(flags={"judge_cache": "disk"})
+
+
+def test_the_default_judge_model_has_one_owner() -> None:
+    """The server default and the evaluator validation read the same constant, so they cannot drift apart."""
+    assert Config().judge_model == DEFAULT_JUDGE_MODEL
+    assert validate({"type": "llm_structured"})["model"] == DEFAULT_JUDGE_MODEL
+    assert validate({"type": "llm_structured"}, judge_model="haiku")["model"] == "haiku"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -10,9 +11,10 @@ from pathlib import Path
 import pytest
 from prometheus_client import CollectorRegistry
 
+from verdict.config import Config
 from verdict.errors import ResourceExhausted
 from verdict.metrics import Metrics
-from verdict.runner import Command, CommandNotFound, Runner, SlotLimit, minimal_env
+from verdict.runner import Command, CommandNotFound, Completed, Runner, SlotLimit, minimal_env, pool_sizes, signal_name
 
 
 @pytest.fixture
@@ -183,3 +185,46 @@ async def test_slot_limit_rejects_overflow(registry: CollectorRegistry) -> None:
     assert caught.value.metadata["pool"] == "judge"
     assert (await first).returncode == 0
     assert (await second).returncode == 0
+
+
+def test_the_runner_holds_every_named_pool_sized_from_the_config(registry: CollectorRegistry) -> None:
+    config = Config(max_concurrent_shell_checks=3, max_concurrent_judges=2, judge_queue_size=5, parse_workers=4)
+    runner = Runner.for_config(config, Metrics(registry))
+    assert {name: (limit.slots, limit.queue) for name, limit in runner.limits.items()} == pool_sizes(config)
+    assert pool_sizes(config)["judge"] == (2, 5)
+    assert runner.limit("judge", Config()) is runner.limits["judge"]  # asking again never makes a second pool
+
+
+def test_a_pool_asked_for_by_name_is_made_once_and_shared(runner: Runner) -> None:
+    judge = runner.limit("judge", Config(max_concurrent_judges=7, judge_queue_size=1))
+    assert (judge.slots, judge.queue) == (7, 1)
+    assert runner.limit("judge", Config()) is judge
+    with pytest.raises(KeyError):
+        runner.limit("no-such-pool", Config())
+
+
+async def test_a_per_call_share_is_as_wide_as_its_pool() -> None:
+    share = SlotLimit("bash", slots=2, queue=0).per_call()
+    await share.acquire()
+    await share.acquire()
+    assert share.locked()
+
+
+async def test_a_command_whose_caller_holds_the_slot_does_not_take_a_second_one(registry: CollectorRegistry) -> None:
+    limit = SlotLimit("judge", slots=1, queue=0)
+    runner = Runner(Metrics(registry), limits={"judge": limit})
+    quick = Command(tool="judge", argv=(sys.executable, "-c", "pass"), timeout=10)
+    async with limit.hold():
+        with pytest.raises(ResourceExhausted):
+            await runner.run(quick)
+        done = await runner.run(dataclasses.replace(quick, slot_held=True))
+    assert done.returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("returncode", "name"),
+    [(None, None), (0, None), (3, None), (-11, "SIGSEGV"), (-9, "SIGKILL"), (-200, "signal 200")],
+)
+def test_signal_names_have_one_owner(returncode: int | None, name: str | None) -> None:
+    assert signal_name(returncode) == name
+    assert Completed(returncode, b"", b"", 0.0).signal_name == name

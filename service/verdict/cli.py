@@ -147,9 +147,9 @@ async def _call(args: argparse.Namespace, method: str, request: Any) -> Any:
 def _as_json(response: Any) -> dict[str, Any]:
     from google.protobuf import json_format
 
-    from verdict.rpc import plain
+    from verdict.evaluators.values import whole_numbers
 
-    return plain(  # type: ignore[no-any-return]
+    return whole_numbers(  # type: ignore[no-any-return]
         json_format.MessageToDict(response, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
     )
 

@@ -24,11 +24,23 @@ import yaml
 
 from verdict.errors import ConfigError
 
-__all__ = ["ENV_PREFIX", "Config", "config_keys", "load_config", "parse_value"]
+__all__ = [
+    "DEFAULT_JUDGE_MODEL",
+    "ENV_PREFIX",
+    "JUDGE_TIMEOUT_CEILING_SECONDS",
+    "Config",
+    "config_keys",
+    "load_config",
+    "parse_value",
+]
 
 ENV_PREFIX = "VERDICT_"
 JUDGE_TIMEOUT_CEILING_SECONDS = 1800.0
-"""The reference's judge timeout; BUG-903 kept it because expensive evaluations need it. Nothing may exceed it."""
+"""The longest any judge call may run (30 minutes): long enough for an expensive evaluation, short enough that a hung
+CLI cannot hold a judge slot for ever. No setting may exceed it."""
+DEFAULT_JUDGE_MODEL = "sonnet"
+"""The model a judge is asked for when neither the evaluator nor the server names one: a Claude alias, which hosts
+that cannot serve it drop (they then use their own default model)."""
 
 
 _GRPC_INT_MAX = 2**31 - 1
@@ -131,10 +143,10 @@ class Config:
     )
     judge_host: str = _key(
         "",
-        "Judge host CLI (claude-code, codex, gemini, qwen, kimi-code, omp) or an OpenAI-compatible base URL. "
-        "Empty: LL_HOST_CLI, then the first CLI found on PATH.",
+        "Judge host: a judge CLI's registered name (docs/judges.md lists them; an unknown name stops startup with the "
+        "list) or an OpenAI-compatible base URL. Empty: LL_HOST_CLI, then the first CLI found on PATH.",
     )
-    judge_model: str = _key("sonnet", "Model alias passed to the judge when the evaluator names none.")
+    judge_model: str = _key(DEFAULT_JUDGE_MODEL, "Model alias passed to the judge when the evaluator names none.")
     judge_timeout_seconds: float = _key(
         300.0, f"Time limit for one judge call; at most {JUDGE_TIMEOUT_CEILING_SECONDS:.0f}.", minimum=1
     )

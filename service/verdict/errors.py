@@ -8,7 +8,8 @@ VerdictError                      base; never raised itself
 ├── ResourceExhausted             too big, or too busy (a bounded queue overflowed)  → RESOURCE_EXHAUSTED
 ├── DeadlineTooShort              the caller has no time left for the work asked     → DEADLINE_EXCEEDED
 ├── FailedPrecondition            the server is not set up for this call             → FAILED_PRECONDITION
-└── Unavailable                   the server is shutting down                        → UNAVAILABLE
+├── Unavailable                   the server is shutting down                        → UNAVAILABLE
+└── Internal                      nobody raised it on purpose (a bug); fixed message → INTERNAL
 
 ConfigError(ValueError)           server configuration rejected at startup (not a gRPC error)
 ```
@@ -29,6 +30,7 @@ __all__ = [
     "ConfigError",
     "DeadlineTooShort",
     "FailedPrecondition",
+    "Internal",
     "InvalidArgument",
     "InvalidConfig",
     "PermissionDenied",
@@ -78,7 +80,8 @@ class InvalidArgument(VerdictError):
 class InvalidConfig(InvalidArgument):
     """Raised when an evaluator configuration is rejected: unknown type, unknown key, missing or mistyped field.
 
-    The reference dropped unknown keys silently and that caused real bugs (BUG-2893/2894), so here they are errors.
+    little-loops dropped unknown keys silently, and two loop authors once wrote `key:` and saw nothing happen, so here
+    they are errors.
     """
 
     default_reason = "INVALID_EVALUATOR_CONFIG"
@@ -117,6 +120,14 @@ class Unavailable(VerdictError):
 
     code_name = "UNAVAILABLE"
     default_reason = "SHUTTING_DOWN"
+
+
+class Internal(VerdictError):
+    """Stands for an exception nobody raised on purpose: the rpc layer logs the traceback and sends only this, so a
+    caller learns that the server failed and nothing of its internals. Domain code never raises it."""
+
+    code_name = "INTERNAL"
+    default_reason = "INTERNAL"
 
 
 class ConfigError(ValueError):

@@ -5,10 +5,10 @@ and with the standard `re` module it would hold the interpreter until it finishe
 thread with the `regex` package's `timeout=` (which stops the match itself, so the thread is freed too) and with the
 GIL released while matching (`concurrent=True`), so one slow pattern never delays other calls.
 
-Semantics follow the reference, which used `re`: an invalid pattern is not an error but a literal substring, and
+Semantics follow little-loops, which used `re`: an invalid pattern is not an error but a literal substring, and
 "invalid" means what `re` rejects. So `re` compiles every pattern first (uncached); only what it accepts is searched
 with `regex`, whose default VERSION0 mode matches `re`. This keeps `regex`'s extensions out of reach: besides
-differing from the reference (variable-length lookbehind, `\\p{...}`, `(?|...)`), its recursive patterns (`(?R)`,
+differing from little-loops (variable-length lookbehind, `\\p{...}`, `(?|...)`), its recursive patterns (`(?R)`,
 `(?1)`, `(?&name)`) grow the matcher's stack by hundreds of megabytes a second, which the time bound does not stop
 soon enough.
 """
@@ -131,7 +131,7 @@ def expansion(pattern: str, flags: int = 0) -> int:
 
 
 def _compile(pattern: str, flags: int) -> Any:
-    """The compiled pattern, or None when `re` (the reference's engine) or `regex` rejects it (the caller then treats
+    """The compiled pattern, or None when `re` (little-loops' engine) or `regex` rejects it (the caller then treats
     it as a substring).
 
     Compiled patterns are not cached: a cache would keep every request's pattern alive.
@@ -178,7 +178,7 @@ async def search(pattern: str, text: str, *, timeout: float, flags: int = 0) -> 
 
 async def findall(pattern: str, text: str, *, timeout: float, flags: int = 0) -> list[str]:  # noqa: ASYNC109
     """Every non-overlapping match of `pattern` in `text`: the group's text for a one-group pattern (as `re.findall`
-    gives it), otherwise the whole match (where `re.findall` would give tuples the reference could not join).
+    gives it), otherwise the whole match (where `re.findall` would give tuples little-loops could not join).
 
     An invalid pattern gives its literal occurrences. Raises PatternTimeout when the search outlasts `timeout`, and
     PatternTooLarge (a PatternTimeout) for a pattern that repeats more than MAX_EXPANSION.

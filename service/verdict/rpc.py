@@ -13,27 +13,45 @@ from __future__ import annotations
 
 import functools
 import logging
-import math
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import grpc
 import grpc.aio
 from google.protobuf import any_pb2, json_format, message, struct_pb2
-from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.descriptor import Descriptor
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
-from verdict.errors import ERROR_DOMAIN, InvalidArgument, InvalidConfig, ResourceExhausted, VerdictError
-from verdict.evaluators import EvaluationInput, EvaluationResult, Evaluations, EvaluatorSpec, load_evaluate_block
-from verdict.evaluators.dispatch import jsonable
+from verdict.errors import ERROR_DOMAIN, Internal, InvalidArgument, InvalidConfig, ResourceExhausted, VerdictError
+from verdict.evaluators import (
+    EvaluationInput,
+    EvaluationResult,
+    Evaluations,
+    EvaluatorSpec,
+    jsonable,
+    load_evaluate_block,
+    whole_numbers,
+)
 from verdict.v1 import verdict_pb2
 from verdict.verify.model import BlockCheck, Verdict, Verification, VerifyInput
 from verdict.verify.verifier import Verifier
+from verdict.wire import Undecodable, lenient_decoder
 
-__all__ = ["SERVICE_NAME", "Undecodable", "VerdictServicer", "method_handlers"]
+__all__ = [
+    "SERVICE_DESCRIPTOR",
+    "SERVICE_NAME",
+    "VERDICT_TO_PROTO",
+    "VerdictServicer",
+    "evaluation_input",
+    "evaluation_to_proto",
+    "evaluator_config",
+    "method_handlers",
+    "to_status",
+    "verification_to_proto",
+    "verify_input",
+]
 
 log = logging.getLogger("verdict.rpc")
 
@@ -48,88 +66,7 @@ VERDICT_TO_PROTO = {
 }
 
 
-@dataclass(frozen=True)
-class Undecodable:
-    """A request the protobuf runtime refused; `field` is our best reading of which field was at fault."""
-
-    message_type: str
-    field: str
-    problem: str
-
-
-Request = TypeVar("Request", bound=message.Message)
 Handler = Callable[[Any, Any, grpc.aio.ServicerContext[Any, Any]], Awaitable[Any]]
-
-
-_DIAGNOSE_DEPTH = 100
-"""Messages nested deeper than this are not walked: the protobuf runtime refuses such nesting anyway (upb's limit is
-100), and a recursive walk of a hostile 3,000-deep Struct would raise RecursionError inside grpc's deserializer,
-which the caller would see as UNKNOWN."""
-
-
-def _lenient_decoder(message_class: type[Request]) -> Callable[[bytes], Request | Undecodable]:
-    def decode(data: bytes) -> Request | Undecodable:
-        try:
-            return message_class.FromString(data)
-        except message.DecodeError as exc:
-            try:
-                field, problem = _diagnose(message_class.DESCRIPTOR, data)
-            except Exception:  # the diagnosis is a courtesy; it must never turn a bad request into UNKNOWN
-                field, problem = "", ""
-            return Undecodable(message_class.DESCRIPTOR.full_name, field, problem or str(exc))
-
-    return decode
-
-
-def _diagnose(descriptor: Any, data: bytes, prefix: str = "", depth: int = 0) -> tuple[str, str]:
-    """Walk the wire format to name the field that made decoding fail (invalid UTF-8 in a string, nesting too deep)."""
-    if depth >= _DIAGNOSE_DEPTH:
-        top = prefix.split(".", 1)[0]
-        return top, f"{top} is nested more than {_DIAGNOSE_DEPTH} messages deep"
-    position = 0
-    try:
-        while position < len(data):
-            tag, position = _varint(data, position)
-            number, wire_type = tag >> 3, tag & 7
-            if wire_type == 0:
-                _, position = _varint(data, position)
-            elif wire_type == 1:
-                position += 8
-            elif wire_type == 5:
-                position += 4
-            elif wire_type == 2:
-                length, position = _varint(data, position)
-                chunk = data[position : position + length]
-                position += length
-                field = descriptor.fields_by_number.get(number)
-                if field is None:
-                    continue
-                path = f"{prefix}{field.name}"
-                if field.type == FieldDescriptor.TYPE_STRING:
-                    try:
-                        chunk.decode("utf-8")
-                    except UnicodeDecodeError as exc:
-                        return path, f"{path} is not valid UTF-8 (byte {exc.start})"
-                elif field.type == FieldDescriptor.TYPE_MESSAGE:
-                    nested_field, problem = _diagnose(field.message_type, chunk, f"{path}.", depth + 1)
-                    if problem:
-                        return nested_field, problem
-            else:
-                return "", ""
-    except IndexError:
-        return "", ""
-    return "", ""
-
-
-def _varint(data: bytes, position: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        byte = data[position]
-        position += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return result, position
-        shift += 7
 
 
 _MAX_MESSAGE_BYTES = 512
@@ -145,13 +82,6 @@ def _clip(text: str, limit: int) -> str:
     if len(data) <= limit:
         return text
     return data[: limit - 3].decode("utf-8", errors="ignore") + "…"
-
-
-class _Internal(VerdictError):
-    """An exception nobody raised on purpose; the caller learns only that the server failed."""
-
-    code_name = "INTERNAL"
-    default_reason = "INTERNAL"
 
 
 def to_status(error: VerdictError) -> grpc.Status:
@@ -206,7 +136,7 @@ def _translating(handler: Handler) -> Handler:
             raise
         except Exception:
             log.exception("internal error in %s", handler.__name__)
-            await context.abort_with_status(to_status(_Internal("internal error; the server log has the details")))
+            await context.abort_with_status(to_status(Internal("internal error; the server log has the details")))
 
     return translated
 
@@ -254,7 +184,7 @@ def method_handlers(servicer: VerdictServicer) -> grpc.GenericRpcHandler:
         response_class = _message_class(method.output_type)
         handlers[method.name] = grpc.unary_unary_rpc_method_handler(
             getattr(servicer, method.name),
-            request_deserializer=_lenient_decoder(request_class),
+            request_deserializer=lenient_decoder(request_class),
             response_serializer=response_class.SerializeToString,
         )
     return grpc.method_handlers_generic_handler(SERVICE_NAME, handlers)
@@ -312,7 +242,7 @@ def evaluation_input(request: verdict_pb2.EvaluateRequest) -> EvaluationInput:
         config=evaluator_config(request.config),
         output=request.output,
         exit_code=request.exit_code,
-        context=plain(json_format.MessageToDict(request.context)) if request.HasField("context") else {},
+        context=whole_numbers(json_format.MessageToDict(request.context)) if request.HasField("context") else {},
         state=request.state,
         workspace=request.workspace,
     )
@@ -328,23 +258,12 @@ def evaluator_config(config: verdict_pb2.EvaluatorConfig) -> dict[str, Any]:
         block = load_evaluate_block(config.yaml)
     else:
         fields = json_format.MessageToDict(getattr(config, kind), preserving_proto_field_name=True)
-        block = {"type": kind, **plain(fields)}
+        block = {"type": kind, **whole_numbers(fields)}
     if config.HasField("source"):
         if "source" in block:
             raise InvalidConfig("source is set both in the yaml block and in EvaluatorConfig", field="config.source")
         block["source"] = config.source
     return block
-
-
-def plain(value: Any) -> Any:
-    """Struct numbers are doubles; give integral ones back as ints so `${captured.x.exit_code}` reads "0", not "0.0"."""
-    if isinstance(value, float) and value.is_integer() and math.isfinite(value) and abs(value) < 2**53:
-        return int(value)
-    if isinstance(value, dict):
-        return {key: plain(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [plain(item) for item in value]
-    return value
 
 
 def evaluation_to_proto(result: EvaluationResult) -> verdict_pb2.EvaluateResponse:

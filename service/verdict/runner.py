@@ -4,9 +4,13 @@ Why one door: every child must get the same protections, and a protection writte
 one of them. A `Command` is an argv list (never a shell), an explicit minimal environment, stdin bytes or /dev/null, a
 time limit and an output cap. The runner starts it in a new session (its own process group), so that on timeout, on
 cancellation of the calling RPC, at shutdown, and even after a normal exit, the whole group is killed: CLIs such as
-codex and gemini run a child that outlives a kill of the parent alone. Concurrency per tool is bounded with a queue
-that rejects overflow (`ResourceExhausted`) instead of growing without limit. Counts, durations and timeouts per tool
-are recorded here, once, for every caller.
+codex and gemini run a child that outlives a kill of the parent alone. Counts, durations and timeouts per tool are
+recorded here, once, for every caller.
+
+The runner is also the one owner of the server's concurrency limits: every named pool (`bash`, `git`, `judge`,
+`parse`) is a `SlotLimit` it holds, sized from the config in one place (`pool_sizes`), with a queue that rejects
+overflow (`ResourceExhausted`) instead of growing without limit. Callers ask for a pool by name (`Runner.limit`);
+nobody else makes a semaphore.
 """
 
 from __future__ import annotations
@@ -16,13 +20,14 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 
+from verdict.config import Config
 from verdict.errors import ResourceExhausted
 from verdict.metrics import Metrics
 
-__all__ = ["Command", "CommandNotFound", "Completed", "Runner", "SlotLimit", "minimal_env"]
+__all__ = ["Command", "CommandNotFound", "Completed", "Runner", "SlotLimit", "minimal_env", "pool_sizes", "signal_name"]
 
 _READ_CHUNK = 64 * 1024
 _EXIT_POLL_SECONDS = 0.05
@@ -53,6 +58,21 @@ class Command:
     max_output_bytes: int = 1024 * 1024
     keep_tail: bool = False
     """Past the cap, keep the last bytes instead of the first: for CLIs that stream events and put the answer last."""
+    slot_held: bool = False
+    """The caller already holds a slot of this tool's pool (the judge service holds one across the whole call, the
+    wait for the deadline and HTTP hosts included), so the runner must not take a second one."""
+
+
+def signal_name(returncode: int | None) -> str | None:
+    """The name of the signal a negative return code stands for (SIGSEGV, ...), or None for an exit or no code.
+
+    The one place signal numbers become names, for children of the runner and workers of the parse pool alike."""
+    if returncode is None or returncode >= 0:
+        return None
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"
 
 
 @dataclass(frozen=True)
@@ -70,12 +90,7 @@ class Completed:
     @property
     def signal_name(self) -> str | None:
         """The name of the signal that ended the child (SIGSEGV, ...), or None."""
-        if self.returncode is None or self.returncode >= 0:
-            return None
-        try:
-            return signal.Signals(-self.returncode).name
-        except ValueError:
-            return f"signal {-self.returncode}"
+        return signal_name(self.returncode)
 
 
 class CommandNotFound(Exception):
@@ -109,8 +124,13 @@ class SlotLimit:
     def held(self) -> int:
         return self._held
 
+    def per_call(self) -> asyncio.Semaphore:
+        """A semaphore as wide as this pool, for one call that fans out (a completion with many shell blocks): its
+        own checks wait their turn among themselves instead of filling the pool's queue and being refused."""
+        return asyncio.Semaphore(self.slots)
+
     @contextlib.asynccontextmanager
-    async def hold(self):  # type: ignore[no-untyped-def]
+    async def hold(self) -> AsyncIterator[None]:
         if self._semaphore.locked() and self._waiting >= self.queue:
             raise ResourceExhausted(
                 f"too many concurrent {self.name} calls: {self.slots} running and {self._waiting} queued",
@@ -130,13 +150,43 @@ class SlotLimit:
             self._semaphore.release()
 
 
+def pool_sizes(config: Config) -> dict[str, tuple[int, int]]:
+    """Slots and queue length of every named pool, from the config: the one place they are decided.
+
+    `bash` and `git` share max_concurrent_shell_checks; the git queue is shorter because a diffstat is one call per
+    request, a completion may hold many shell blocks. `parse` bounds the blocks one call sends to the parse pool at
+    once (the pool itself has parse_workers processes, and each call waits its turn there)."""
+    return {
+        "bash": (config.max_concurrent_shell_checks, 1024),
+        "git": (config.max_concurrent_shell_checks, 256),
+        "judge": (config.max_concurrent_judges, config.judge_queue_size),
+        "parse": (config.parse_workers, 1024),
+    }
+
+
 class Runner:
-    """Runs `Command`s. One per server; `shutdown()` kills whatever is still running."""
+    """Runs `Command`s and holds every concurrency pool. One per server; `shutdown()` kills whatever is still
+    running. `limits` are pools made up front (`for_config` makes all of them); a pool asked for later by name is
+    made then, from the caller's config, and shared from then on."""
 
     def __init__(self, metrics: Metrics, limits: Mapping[str, SlotLimit] | None = None) -> None:
         self.metrics = metrics
         self.limits: dict[str, SlotLimit] = dict(limits or {})
         self._live: set[int] = set()
+
+    @classmethod
+    def for_config(cls, config: Config, metrics: Metrics) -> Runner:
+        """The server's runner, with every named pool sized from `config`."""
+        pools = {name: SlotLimit(name, slots, queue) for name, (slots, queue) in pool_sizes(config).items()}
+        return cls(metrics, pools)
+
+    def limit(self, name: str, config: Config) -> SlotLimit:
+        """The pool called `name`; made from `pool_sizes(config)` the first time it is asked for, if the runner was
+        not built with it. Raises KeyError for a name no pool has."""
+        if name not in self.limits:
+            slots, queue = pool_sizes(config)[name]
+            self.limits[name] = SlotLimit(name, slots, queue)
+        return self.limits[name]
 
     @property
     def live_process_groups(self) -> frozenset[int]:
@@ -145,7 +195,7 @@ class Runner:
 
     async def run(self, command: Command) -> Completed:
         """Run one command to completion, its time limit, or the caller's cancellation (which is re-raised)."""
-        limit = self.limits.get(command.tool)
+        limit = None if command.slot_held else self.limits.get(command.tool)
         if limit is None:
             return await self._run(command)
         async with limit.hold():
@@ -216,23 +266,17 @@ async def _communicate(
     as timed out. The group is killed after the child exits anyway, so nothing the child meant to say is lost. In the
     usual case the pipes close as the child exits and no polling happens.
     """
-    pipes = asyncio.ensure_future(
-        asyncio.gather(
-            _feed(process, stdin), _drain(process.stdout, cap, keep_tail), _drain(process.stderr, cap, keep_tail)
-        )
-    )
-    try:
-        while not pipes.done() and process.returncode is None:
-            await asyncio.wait({pipes}, timeout=_EXIT_POLL_SECONDS)
-        if not pipes.done():
+    async with asyncio.TaskGroup() as group:  # on an error or a cancellation, every pipe task is stopped first
+        feeding = group.create_task(_feed(process, stdin))
+        stdout_task = group.create_task(_drain(process.stdout, cap, keep_tail))
+        stderr_task = group.create_task(_drain(process.stderr, cap, keep_tail))
+        pipes = {feeding, stdout_task, stderr_task}
+        while not all(task.done() for task in pipes) and process.returncode is None:
+            await asyncio.wait(pipes, timeout=_EXIT_POLL_SECONDS)
+        if not all(task.done() for task in pipes):
             _kill_group(process.pid)
-        _, (stdout, out_cut), (stderr, err_cut) = await pipes
-        await process.wait()
-    except BaseException:
-        pipes.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await pipes
-        raise
+    (stdout, out_cut), (stderr, err_cut) = stdout_task.result(), stderr_task.result()
+    await process.wait()
     return stdout, out_cut, stderr, err_cut
 
 

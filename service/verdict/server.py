@@ -22,7 +22,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,11 +37,11 @@ from verdict.config import Config
 from verdict.errors import ConfigError
 from verdict.evaluators import Evaluations
 from verdict.health import Health
-from verdict.judges import build_judges
+from verdict.judges import Judges, build_judges
 from verdict.metrics import Metrics
 from verdict.observe import MetricsInterceptor
 from verdict.rpc import SERVICE_DESCRIPTOR, SERVICE_NAME, VerdictServicer, method_handlers
-from verdict.runner import Runner, SlotLimit
+from verdict.runner import Runner
 from verdict.verify.verifier import Verifier
 
 __all__ = ["LIVENESS_SERVICE", "READINESS_SERVICES", "App", "build_server", "serve"]
@@ -63,14 +63,14 @@ class Components:
     runner: Runner
     verifier: Verifier
     evaluations: Evaluations
-    closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    judges: Judges | None = None
 
     async def aclose(self) -> None:
-        """Kill any child still running, stop the parse pool, close the judges."""
+        """Kill any child still running (judge CLIs included), stop the parse pool, close the ruling cache."""
         self.runner.shutdown()
         self.verifier.close()
-        for closer in self.closers:
-            await closer()
+        if self.judges is not None:
+            await self.judges.aclose()
 
     async def __aenter__(self) -> Components:
         return self
@@ -145,17 +145,11 @@ def _server_options(config: Config) -> list[tuple[str, Any]]:
 
 def build_components(config: Config, metrics: Metrics, env: Mapping[str, str]) -> Components:
     """The domain side of the server: runner, verifier, evaluators and judges, wired together."""
-    runner = Runner(
-        metrics,
-        limits={
-            "bash": SlotLimit("bash", config.max_concurrent_shell_checks, queue=1024),
-            "git": SlotLimit("git", config.max_concurrent_shell_checks, queue=256),
-        },
-    )
+    runner = Runner.for_config(config, metrics)
     judges = build_judges(config, runner, metrics, env)
     verifier = Verifier(config, runner, metrics, second_opinion=judges.second_opinion)
     evaluations = Evaluations(config, runner, metrics, judged=judges.evaluators)
-    return Components(runner, verifier, evaluations, [judges.aclose])
+    return Components(runner, verifier, evaluations, judges)
 
 
 async def build_server(

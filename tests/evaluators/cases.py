@@ -1,5 +1,5 @@
-"""The Evaluate behaviour tables: one row per rule and per edge of reference §2 (dispatcher, evaluators) and §6
-(interpolation as the evaluators use it), plus the documented deviations.
+"""The Evaluate behaviour tables: one row per rule and per edge of the dispatcher, the evaluators and
+interpolation as the evaluators use it, plus the documented deviations.
 
 Importable on purpose: the pure-function tests, the `Evaluations.evaluate` tests and the end-to-end RPC tests all run
 these same rows. A row's `config` is the dict the rpc layer builds from a typed oneof member (numbers as floats, only
@@ -118,7 +118,8 @@ def _convergence(target: Any, **extra: Any) -> dict[str, Any]:
 _PREV_10 = {"prev": {"output": "10"}}
 
 CASES: tuple[Case, ...] = (
-    # --- §2.1 the 124 short-circuit (BUG-1640), before anything else, exit-code-aware types included
+    # --- the 124 short-circuit (a timed-out action's output is truncated), before anything else, exit-code-aware
+    # types included
     Case(
         "124 short-circuits exit_code",
         {"type": "exit_code"},
@@ -148,7 +149,7 @@ CASES: tuple[Case, ...] = (
         {"exit_code": 124, "error": "MCP tool call timed out"},
         exit_code=124,
     ),
-    # --- §2.2 the non-zero short-circuit (BUG-1815) for types that do not read exit codes
+    # --- the non-zero short-circuit (a crashed action) for types that do not read exit codes
     Case(
         "non-zero short-circuits output_contains",
         _contains("ok"),
@@ -160,7 +161,7 @@ CASES: tuple[Case, ...] = (
     Case("non-zero short-circuits output_numeric", _numeric("eq", 5.0), "5", "error", {"exit_code": 1}, exit_code=1),
     Case("non-zero short-circuits output_json", _json(".a", "eq", 1.0), '{"a": 1}', "error", exit_code=3),
     Case("non-zero short-circuits convergence", _convergence(0.0), "0", "error", {"exit_code": 1}, exit_code=1),
-    Case("non-zero short-circuits classify (ENH-2165)", {"type": "classify"}, "GO", "error", exit_code=1),
+    Case("non-zero short-circuits classify", {"type": "classify"}, "GO", "error", exit_code=1),
     Case(
         "negative exit code short-circuits too",
         _contains("ok"),
@@ -217,7 +218,7 @@ CASES: tuple[Case, ...] = (
     ),
     Case("numeric string target is parsed", _numeric("eq", "3.5"), "3.5", "yes", {"target": 3.5}),
     Case(
-        "numeric string target is interpolated (BUG-620)",
+        "numeric string target is interpolated",
         _numeric("le", "${context.max}"),
         "7",
         "yes",
@@ -225,7 +226,7 @@ CASES: tuple[Case, ...] = (
         context={"context": {"max": 7}},
     ),
     Case(
-        "numeric key: last match wins (ENH-2895)",
+        "numeric key: last match wins",
         _numeric("eq", 4.0, key="failed"),
         "passed=3 failed=2\nretry: failed = 4\n",
         "yes",
@@ -375,7 +376,7 @@ CASES: tuple[Case, ...] = (
     Case("contains has no MULTILINE", _contains("^b"), "a\nb", "no"),
     Case("contains has no DOTALL", _contains("a.b"), "a\nb", "no"),
     Case(
-        "contains error pattern turns no into error (BUG-2302)",
+        "contains error pattern turns no into error",
         _contains("OK", error_patterns=["401", "403"]),
         "HTTP 403 Forbidden",
         "error",
@@ -413,7 +414,7 @@ CASES: tuple[Case, ...] = (
         {"current": 0.04, "target": 0.0, "delta": 0},
     ),
     Case(
-        "convergence checks the target before the first call (BUG-531)",
+        "convergence checks the target before the first call",
         _convergence(3.0),
         "3",
         "target",
@@ -586,7 +587,7 @@ CASES: tuple[Case, ...] = (
     Case("harbor unparsable score is error", {"type": "harbor_scorer"}, "n/a", "error", {"exit_code": 0}),
     # --- source (executor semantics): the interpolated value replaces the output
     Case(
-        "source replaces the output (BUG-880)",
+        "source replaces the output",
         {"type": "classify", "source": "${captured.review.output}"},
         "echo done",
         "CLOSE",
@@ -598,7 +599,7 @@ CASES: tuple[Case, ...] = (
         "RAW",
         "RAW",
     ),
-    # --- §6 interpolation as the evaluators see it
+    # --- interpolation as the evaluators see it
     Case(
         "escape: $${ is a literal ${, never resolved",
         {"type": "classify", "source": "$${context.x} and $${X:-0}"},
@@ -674,18 +675,18 @@ REJECTED: tuple[Rejected, ...] = (
     Rejected("output_numeric needs operator", {"type": "output_numeric", "target": 1.0}, "config.operator"),
     Rejected("output_numeric needs target", {"type": "output_numeric", "operator": "eq"}, "config.target"),
     Rejected(
-        "output_numeric null target (the reference raised)",
+        "output_numeric null target (little-loops raised)",
         {"type": "output_numeric", "operator": "eq", "target": None},
         "config.target",
         typed=False,
     ),
     Rejected(
-        "output_numeric unparsable target (the reference raised)",
+        "output_numeric unparsable target (little-loops raised)",
         {"type": "output_numeric", "operator": "eq", "target": "five"},
         "config.target",
     ),
     Rejected(
-        "output_numeric unresolvable target (the reference raised)",
+        "output_numeric unresolvable target (little-loops raised)",
         {"type": "output_numeric", "operator": "eq", "target": "${context.max}"},
         "config.target",
     ),

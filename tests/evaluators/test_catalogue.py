@@ -11,8 +11,8 @@ from prometheus_client import CollectorRegistry
 from tests.evaluators.cases import CASES
 from verdict.config import Config
 from verdict.errors import InvalidConfig, ResourceExhausted
-from verdict.evaluators import Evaluations, EvaluatorSpec
-from verdict.evaluators.catalogue import SPECS, load_evaluate_block, validate
+from verdict.evaluators import Evaluations, EvaluatorSpec, load_evaluate_block
+from verdict.evaluators.catalogue import SPECS, validate
 from verdict.metrics import Metrics
 from verdict.runner import Runner
 from verdict.v1 import verdict_pb2

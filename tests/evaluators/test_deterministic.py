@@ -5,20 +5,22 @@ from __future__ import annotations
 import contextlib
 
 import pytest
+from prometheus_client import CollectorRegistry
 
 from tests.evaluators.cases import CASES, Case, details_match
-from verdict import patterns
-from verdict.evaluators import deterministic
+from verdict.config import Config
+from verdict.evaluators import CATALOGUE, EvaluationResult, Outside, deterministic, jsonable
 from verdict.evaluators.catalogue import SPECS, validate
-from verdict.evaluators.dispatch import PURE_EVALUATORS
 from verdict.evaluators.interpolation import InterpolationError, Namespaces, interpolate
 from verdict.evaluators.model import Judgement, Step
+from verdict.metrics import Metrics
+from verdict.runner import Runner
 
 
-async def judge(case: Case) -> Judgement:
-    """What the pure layer decides for a row: short-circuit, else validate, apply `source`, run the function."""
+async def judge(case: Case) -> Judgement | EvaluationResult:
+    """What the records decide for a row: short-circuit, else validate, apply `source`, run the record's run."""
     kind = str(case.config["type"])
-    short = deterministic.short_circuit(kind, case.exit_code)
+    short = deterministic.short_circuit(SPECS[kind], case.exit_code)
     if short is not None:
         return short
     settings = validate(case.config)
@@ -28,10 +30,10 @@ async def judge(case: Case) -> Judgement:
         with contextlib.suppress(InterpolationError):
             output = interpolate(settings["source"], namespaces)
     step = Step(settings, output, case.exit_code, namespaces)
-    if kind == "output_contains":
-        matched = await patterns.search(settings["pattern"], output, timeout=5)
-        return deterministic.output_contains(step, matched=matched)
-    return PURE_EVALUATORS[kind](step)
+    run = CATALOGUE[kind].run
+    assert run is not None, f"{kind} has no run of its own"
+    outside = Outside(Config(regex_timeout_seconds=5), Runner(Metrics(CollectorRegistry())))
+    return await run(step, outside)
 
 
 PURE_CASES = [case for case in CASES if case.config["type"] != "diff_stall" and not case.dispatcher_only]
@@ -45,14 +47,12 @@ async def test_pure_function(case: Case) -> None:
 
 
 def _plain(details: dict[str, object]) -> dict[str, object]:
-    from verdict.evaluators.dispatch import jsonable
-
     plain: dict[str, object] = jsonable(details)
     return plain
 
 
 def test_short_circuit_exempts_exactly_the_exit_code_aware_types() -> None:
-    aware = {kind for kind in SPECS if deterministic.short_circuit(kind, 1) is None}
+    aware = {kind for kind in SPECS if deterministic.short_circuit(SPECS[kind], 1) is None}
     assert aware == {
         "exit_code",
         "mcp_result",
@@ -64,5 +64,5 @@ def test_short_circuit_exempts_exactly_the_exit_code_aware_types() -> None:
         "llm_structured",
         "contract",
     }
-    assert {kind for kind in SPECS if deterministic.short_circuit(kind, 124) is None} == {"mcp_result"}
-    assert all(deterministic.short_circuit(kind, 0) is None for kind in SPECS)
+    assert {kind for kind in SPECS if deterministic.short_circuit(SPECS[kind], 124) is None} == {"mcp_result"}
+    assert all(deterministic.short_circuit(SPECS[kind], 0) is None for kind in SPECS)

@@ -61,7 +61,7 @@ async def test_real_progress_is_a_stall_for_stat_and_progress_for_content(
         loop = Loop(evaluations, f"{compare}-proj", compare=compare)
         verdicts = await _verdicts(loop, CASES[case](repo))
         if compare == "stat":
-            assert "no" in verdicts[1:], f"{case}: the reference's comparison does not stall here ({verdicts})"
+            assert "no" in verdicts[1:], f"{case}: little-loops' comparison does not stall here ({verdicts})"
         else:
             assert verdicts == ["yes"] * len(verdicts), f"{case}: real progress called a stall ({verdicts})"
 

@@ -1,4 +1,4 @@
-"""`${namespace.path}` interpolation (reference §6), resolved against the request's context only."""
+"""`${namespace.path}` interpolation, resolved against the request's context only."""
 
 from __future__ import annotations
 
@@ -149,7 +149,7 @@ def test_context_shape_is_checked(context: dict[str, Any], field: str) -> None:
 
 
 def _reference_interpolate(template: str, namespaces: Namespaces) -> str:
-    """The reference's tokenisation (`$${` escapes, then `${` up to the first `}`) with re.sub, resolving each
+    """little-loops' tokenisation (`$${` escapes, then `${` up to the first `}`) with re.sub, resolving each
     reference on its own; the scanner must split every template exactly like this."""
 
     def one(match: re.Match[str]) -> str:
@@ -177,7 +177,7 @@ def test_scanner_splits_templates_exactly_like_the_reference_pattern() -> None:
 
 @pytest.mark.parametrize("template", ["${" * 30_000, "${x" * 20_000, "$" * 60_000 + "x", "${}" * 20_000])
 def test_unclosed_references_take_linear_time(template: str) -> None:
-    """The reference's pattern, `${`, then `[^}]+`, then `}`, rescans to the end of the text from every `${` that has no
+    """little-loops' pattern, `${`, then `[^}]+`, then `}`, rescans to the end of the text from every `${` that has no
     `}` after it: quadratic, and on the event loop (a 64 KiB `source` took about 10 s, a 1 MiB one hours)."""
     started = time.monotonic()
     assert interpolate(template + " $${x", Namespaces()) == template + " ${x"

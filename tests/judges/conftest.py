@@ -24,8 +24,7 @@ from google.protobuf import json_format
 from prometheus_client import CollectorRegistry
 
 from verdict.config import Config
-from verdict.judges import JudgeService
-from verdict.judges.hosts import CLI_HOSTS
+from verdict.judges import HOSTS, HostRegistry, JudgeService
 from verdict.metrics import Metrics
 from verdict.runner import Runner
 from verdict.server import build_server
@@ -194,17 +193,21 @@ ServiceFactory = Callable[..., JudgeService]
 
 @pytest.fixture
 def judge_service(fake_judges: FakeJudges, runner: Runner, metrics: Metrics, scratch: Path) -> ServiceFactory:
-    """`judge_service(host="claude-code", **config)`: a JudgeService whose host is the fake judge."""
+    """`judge_service(host="claude-code", **config)`: a JudgeService whose host is the fake judge; `hosts=` injects
+    a registry of host records (a changed record, a toy host) instead of the known CLIs."""
 
-    def build(host: str = "claude-code", env: dict[str, str] | None = None, **config: Any) -> JudgeService:
-        if host in CLI_HOSTS:
-            fake_judges.install(CLI_HOSTS[host].binary)
+    def build(
+        host: str = "claude-code", env: dict[str, str] | None = None, hosts: HostRegistry = HOSTS, **config: Any
+    ) -> JudgeService:
+        if host in hosts.by_name:
+            fake_judges.install(hosts.by_name[host].binary)
         return JudgeService(
             Config(judge_host=host, **config),
             runner,
             metrics,
             {"PATH": fake_judges.path, **(env or {})},
             scratch_root=scratch,
+            hosts=hosts,
         )
 
     return build
@@ -309,8 +312,8 @@ def serve(fake_judges: FakeJudges, homes_under_scratch: None) -> Callable[..., A
     async def serving(
         host: str = "claude-code", registry: CollectorRegistry | None = None, **overrides: Any
     ) -> AsyncIterator[Any]:
-        if host in CLI_HOSTS:
-            fake_judges.install(CLI_HOSTS[host].binary)
+        if host in HOSTS.by_name:
+            fake_judges.install(HOSTS.by_name[host].binary)
         values: dict[str, Any] = {
             "grpc_address": "127.0.0.1:0",
             "metrics_address": "",

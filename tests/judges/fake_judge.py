@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A stand-in for the judge CLIs (claude, codex, gemini, qwen, kimi, omp), for tests that run the real runner.
+"""A stand-in for the judge CLIs (every binary in `CLIS` below), for tests that run the real runner.
 
 Installed per test under a CLI's real name in a directory the test puts on the judge's PATH (conftest.FakeJudges).
 It behaves like that CLI at its edges, so the argv builders are tested honestly: it parses the arguments the way the
@@ -32,6 +32,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -275,22 +276,25 @@ def hang(orphan: bool) -> None:
         time.sleep(60)
 
 
+CLIS: dict[str, Callable[[list[str], bool], str]] = {
+    "claude": lambda argv, authenticated: claude(argv),
+    "codex": lambda argv, authenticated: codex(argv),
+    "gemini": gemini,
+    "qwen": lambda argv, authenticated: qwen(argv),
+    "kimi": lambda argv, authenticated: kimi(argv),
+    "omp": lambda argv, authenticated: omp(argv),
+}
+"""The CLIs this fake can stand in for, by binary name: each parses argv as that CLI does and returns the prompt.
+A test checks it covers the binary of every judge host record."""
+
+
 def main() -> int:
     argv = sys.argv[1:]
     index = _reserve()
     step = _step(index)
     base = {"argv": sys.argv, "env": dict(os.environ), "cwd": os.getcwd(), "uid": os.geteuid()}
     try:
-        authenticated = step.get("authenticated", True)
-        readers = {
-            "claude": claude,
-            "codex": codex,
-            "gemini": lambda a: gemini(a, authenticated),
-            "qwen": qwen,
-            "kimi": kimi,
-            "omp": omp,
-        }
-        prompt = readers[NAME](argv)
+        prompt = CLIS[NAME](argv, bool(step.get("authenticated", True)))
     except Refused as refusal:
         _record(index, {**base, "prompt": None, "refused": refusal.rc})
         sys.stderr.write(refusal.message + "\n")

@@ -13,8 +13,9 @@ import pytest
 
 from tests.judges.conftest import answer_stdout
 from verdict.errors import PermissionDenied
+from verdict.evaluators.catalogue import DEFAULT_CONTRACT
 from verdict.evaluators.model import EvaluationInput
-from verdict.judges.contract import DEFAULT_RULE, Contract, aggregate
+from verdict.judges.contract import Contract, aggregate
 from verdict.judges.files import MAX_FILE_BYTES
 
 PRODUCER = 'def emit():\n    return {"userId": 1, "userName": "a"}\n'
@@ -25,7 +26,7 @@ def pair(**fields: Any) -> dict[str, Any]:
     return {
         "producer": "api/emit.py",
         "consumer": "web/read.js",
-        "contract": DEFAULT_RULE,
+        "contract": DEFAULT_CONTRACT,
         "producer_pattern": None,
         "consumer_pattern": None,
         "producer_content": None,

@@ -8,7 +8,8 @@ import json
 import pytest
 
 from tests.judges.conftest import envelope
-from verdict.judges.envelopes import EnvelopeError, read_chat_completion, read_envelope
+from verdict.judges.clis import read_envelope
+from verdict.judges.envelopes import EnvelopeError, read_chat_completion
 
 ANSWER = {
     "verdict": "yes",

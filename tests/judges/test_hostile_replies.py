@@ -14,7 +14,8 @@ import pytest
 
 from tests.judges.conftest import chat_body
 from verdict.judges import JudgeOutcome, JudgeRequest
-from verdict.judges.envelopes import READERS, EnvelopeError, JudgeReply, read_chat_completion, read_envelope
+from verdict.judges.clis import READERS, read_envelope
+from verdict.judges.envelopes import EnvelopeError, JudgeReply, read_chat_completion
 from verdict.judges.payload import PayloadError, verdict_payload
 from verdict.judges.second_opinion import parse_verdict_json
 

@@ -9,13 +9,8 @@ from pathlib import Path
 import pytest
 
 from verdict.errors import ConfigError
-from verdict.judges.hosts import (
-    CLI_HOSTS,
-    MAX_ARGUMENT_BYTES,
-    HttpHost,
-    host_named,
-    select_host,
-)
+from verdict.judges.clis import CLI_HOSTS, host_named, select_host
+from verdict.judges.hosts import MAX_ARGUMENT_BYTES, HttpHost
 
 SCHEMA = {"type": "object", "properties": {"verdict": {"type": "string"}}, "required": ["verdict"]}
 

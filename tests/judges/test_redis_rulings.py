@@ -21,7 +21,7 @@ from prometheus_client import CollectorRegistry
 
 from tests.judges.conftest import RPC_YES, FakeJudges, answer_stdout, details, llm_request
 from verdict.config import Config
-from verdict.judges.rulings import RedisStore, StoredRuling
+from verdict.judges.ruling_stores import RedisStore, StoredRuling
 from verdict.metrics import Metrics
 from verdict.server import build_server
 from verdict.v1 import verdict_pb2_grpc

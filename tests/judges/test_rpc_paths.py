@@ -27,8 +27,8 @@ from tests.judges.conftest import (
     llm_request,
 )
 from verdict.config import JUDGE_TIMEOUT_CEILING_SECONDS
-from verdict.judges.hosts import CLI_HOSTS
-from verdict.judges.service import MAX_JUDGE_OUTPUT_BYTES
+from verdict.judges.clis import CLI_HOSTS
+from verdict.judges.interpret import MAX_JUDGE_OUTPUT_BYTES
 from verdict.v1 import verdict_pb2
 
 OUTPUT = RPC_OUTPUT

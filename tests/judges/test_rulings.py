@@ -11,7 +11,8 @@ from tests.judges.conftest import RPC_OUTPUT, RPC_YES, FakeJudges, ServiceFactor
 from verdict.evaluators.catalogue import validate
 from verdict.evaluators.model import EvaluationInput
 from verdict.judges import Comparator, Contract, LlmStructured
-from verdict.judges.rulings import MAX_RULING_BYTES, MemoryStore, RulingCache, StoredRuling, ruling_key
+from verdict.judges.ruling_stores import MAX_RULING_BYTES, MemoryStore, StoredRuling
+from verdict.judges.rulings import RulingCache, ruling_key
 from verdict.metrics import Metrics
 
 YES = {"stdout": answer_stdout("claude-code", RPC_YES)}

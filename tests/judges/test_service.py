@@ -14,7 +14,7 @@ import pytest
 
 from tests.judges.conftest import answer_stdout, envelope, sample
 from verdict.errors import DeadlineTooShort, FailedPrecondition, InvalidConfig, ResourceExhausted
-from verdict.judges import JudgeOutcome, JudgeRequest, hosts
+from verdict.judges import HOSTS, HostRegistry, JudgeOutcome, JudgeRequest
 
 ANSWER = {"verdict": "yes", "confidence": 0.9, "reason": "ok", "evidence": "All 42 tests passed"}
 SCHEMA = {"type": "object"}
@@ -196,15 +196,16 @@ async def test_a_crash_reports_its_stderr_or_signal(judge_service, fake_judges):
     assert answer.flags["signal"] == "SIGSEGV"
 
 
-async def test_a_wrong_flag_would_be_caught_by_the_fake_as_by_the_real_cli(judge_service, fake_judges, monkeypatch):
-    build = hosts._BUILDERS["codex"]
+async def test_a_wrong_flag_would_be_caught_by_the_fake_as_by_the_real_cli(judge_service, fake_judges):
+    codex = HOSTS.by_name["codex"]
 
     def with_a_typo(*args):
-        invocation = build(*args)
+        invocation = codex.build(*args)
         return dataclasses.replace(invocation, argv=(*invocation.argv[:2], "--skip-git-check", *invocation.argv[2:]))
 
-    monkeypatch.setitem(hosts._BUILDERS, "codex", with_a_typo)
-    answer = await judge_service("codex").ask(ask())
+    typo = dataclasses.replace(codex, build=with_a_typo)
+    registry = HostRegistry(tuple(typo if host is codex else host for host in HOSTS))
+    answer = await judge_service("codex", hosts=registry).ask(ask())
     assert answer.outcome is JudgeOutcome.API_ERROR
     assert answer.flags["exit_code"] == 2
     assert "error: unexpected argument '--skip-git-check' found" in answer.error

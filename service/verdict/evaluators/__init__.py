@@ -1,25 +1,42 @@
-"""Evaluate's evaluators: the little-loops catalogue as pure functions behind one dispatcher.
+"""Evaluate's evaluators: the little-loops catalogue as one record per type behind one dispatcher.
 
 The rpc layer builds an `EvaluationInput` (the configuration as a plain dict, from a typed oneof member or from
 `load_evaluate_block` for the `yaml` member), calls `Evaluations.evaluate`, and converts the `EvaluationResult`
-back; `Evaluations.catalogue` is ListEvaluators. LLM-judged types are supplied as `JudgedEvaluator`s. Nothing here
-imports grpc. Behaviour and every deviation from the reference: docs/evaluators.md.
+back; `Evaluations.catalogue` is ListEvaluators. Each type is an `Evaluator` record in `CATALOGUE`; LLM-judged
+types get their run from the judges package as `JudgedEvaluator`s. Nothing here imports grpc. Behaviour and every
+deviation from little-loops: docs/evaluators.md.
 """
 
-from verdict.evaluators.catalogue import EvaluatorSpec, FieldSpec, load_evaluate_block
+from verdict.evaluators.catalogue import CATALOGUE, DEFAULT_CONTRACT, validate
 from verdict.evaluators.dispatch import Evaluations
+from verdict.evaluators.evaluate_block import load_evaluate_block
 from verdict.evaluators.interpolation import InterpolationError, Namespaces, interpolate
-from verdict.evaluators.model import EvaluationInput, EvaluationResult, JudgedEvaluator
+from verdict.evaluators.model import EvaluationInput, EvaluationResult, JudgedEvaluator, Judgement, Step
+from verdict.evaluators.outside import Outside
+from verdict.evaluators.record import Evaluator, Pure, Registry
+from verdict.evaluators.spec import EvaluatorSpec, FieldSpec
+from verdict.evaluators.values import jsonable, whole_numbers
 
 __all__ = [
+    "CATALOGUE",
+    "DEFAULT_CONTRACT",
     "EvaluationInput",
     "EvaluationResult",
     "Evaluations",
+    "Evaluator",
     "EvaluatorSpec",
     "FieldSpec",
     "InterpolationError",
     "JudgedEvaluator",
+    "Judgement",
     "Namespaces",
+    "Outside",
+    "Pure",
+    "Registry",
+    "Step",
     "interpolate",
+    "jsonable",
     "load_evaluate_block",
+    "validate",
+    "whole_numbers",
 ]

@@ -1,6 +1,6 @@
 """The stateless deterministic evaluators and the dispatcher's exit-code short-circuits, as pure functions.
 
-Each takes a validated `Step` and returns a `Judgement` with the verdict and the details the reference returns; none
+Each takes a validated `Step` and returns a `Judgement` with the verdict and the details little-loops returns; none
 does I/O. output_contains takes the result of its (time-bounded) regular-expression search as an argument, because
 that search runs off the event loop in the dispatcher.
 """
@@ -13,9 +13,9 @@ from collections.abc import Callable
 from typing import Any
 
 from verdict.errors import InvalidConfig
-from verdict.evaluators.catalogue import EXIT_CODE_AWARE
 from verdict.evaluators.interpolation import InterpolationError, interpolate
 from verdict.evaluators.model import Judgement, Step
+from verdict.evaluators.spec import EvaluatorSpec
 
 __all__ = [
     "classify",
@@ -41,22 +41,22 @@ _COMPARE: dict[str, Callable[[Any, Any], bool]] = {
     "ge": lambda value, target: value >= target,
 }
 _KEYED_NUMBER = r"[\"']?\s*[=:]\s*[\"']?([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)"
-"""After the key: `=` as the reference reads, and also `:` (test runners, coverage tools, YAML and JSON-ish logs),
+"""After the key: `=` as little-loops reads, and also `:` (test runners, coverage tools, YAML and JSON-ish logs),
 with the key and the number optionally quoted (`"key": 5`, `'key': '5'`)."""
 
 
-def short_circuit(evaluator: str, exit_code: int) -> Judgement | None:
+def short_circuit(spec: EvaluatorSpec, exit_code: int) -> Judgement | None:
     """The two rules that run before anything else, in this order.
 
-    BUG-1640: an action that timed out (exit 124) printed truncated output, and judging it routed to `on_no` and
-    burned retries; it is `error` for every type but mcp_result, which has its own `timeout` verdict.
-    BUG-1815: a crashed action (any other non-zero exit) judged by an output-reading type took `on_no`; it is `error`
-    unless the type reads exit codes itself. classify is deliberately not exempt (ENH-2165), so a crashed classifier
-    cannot emit a bad routing token.
+    Exit 124: an action that timed out printed truncated output, and judging it routed to `on_no` and burned
+    retries; it is `error` for every type but mcp_result, which has its own `timeout` verdict.
+    Any other non-zero exit: a crashed action judged by an output-reading type took `on_no`; it is `error` unless the
+    type reads exit codes itself (`spec.exit_code_aware`). classify is deliberately not exempt, so a crashed
+    classifier cannot emit a bad routing token.
     """
-    if exit_code == TIMEOUT_EXIT_CODE and evaluator != "mcp_result":
+    if exit_code == TIMEOUT_EXIT_CODE and spec.type != "mcp_result":
         return Judgement("error", {"exit_code": exit_code, "error": "action timed out"})
-    if exit_code != 0 and evaluator not in EXIT_CODE_AWARE:
+    if exit_code != 0 and not spec.exit_code_aware:
         return Judgement("error", {"exit_code": exit_code, "error": f"action exited with code {exit_code}"})
     return None
 
@@ -69,13 +69,14 @@ def exit_code(step: Step) -> Judgement:
 
 
 def output_numeric(step: Step) -> Judgement:
-    """The output as a number (or the last `key=<number>` in it, ENH-2895) compared with the target.
+    """The output as a number (or the last `key=<number>` in it) compared with the target.
 
-    Beyond the reference, `key: <number>` and `"key": <number>` are read as well: the reference read only `=`, so
-    the shapes test runners and JSON-ish logs print (`coverage: 85.3%`, `"numFailedTests": 0`) were "not found".
+    Beyond little-loops, `key: <number>` and `"key": <number>` are read as well: little-loops read only `=`, so the
+    shapes test runners and JSON-ish logs print (`coverage: 85.3%`, `"numFailedTests": 0`) were "not found".
 
-    A string target is interpolated, then parsed (BUG-620/622). Where the reference raised for a target that does
-    not resolve to a number, this raises InvalidConfig: the configuration cannot be evaluated at all.
+    A string target is interpolated, then parsed (so `${captured.best.output}` works as a target). Where
+    little-loops raised for a target that does not resolve to a number, this raises InvalidConfig: the configuration
+    cannot be evaluated at all.
     """
     settings = step.settings
     operator = settings["operator"]
@@ -147,8 +148,8 @@ def _json_path(data: Any, path: str) -> tuple[bool, Any]:
 def output_contains(step: Step, *, matched: bool) -> Judgement:
     """Whether the pattern matched, inverted by `negate`; an un-negated miss with an error pattern present is error.
 
-    BUG-2302: HTTP 401/403 text came back with exit code 0 and the loop saw `no` until max_steps; `error_patterns`
-    (plain substrings, first one found wins) route such output to `on_error` instead.
+    HTTP 401/403 text can come back with exit code 0, and a loop seeing `no` retries until max_steps;
+    `error_patterns` (plain substrings, first one found wins) route such output to `on_error` instead.
     """
     settings = step.settings
     pattern: str = settings["pattern"]
@@ -165,10 +166,10 @@ def output_contains(step: Step, *, matched: bool) -> Judgement:
 def convergence(step: Step) -> Judgement:
     """Progress of a numeric output towards a target: `target`, `progress`, `stall`, or `error`.
 
-    The target is checked before the first-call `progress` branch (BUG-531); the distance test is symmetric, so an
-    overshoot under maximize is not "reached" unless within tolerance. Without `previous` there is never a `stall`.
-    Failure modes follow the reference: an unresolvable previous is "none", an unresolvable string tolerance is 0, an
-    unresolvable target is an error verdict.
+    The target is checked before the first-call `progress` branch (a first value already on target is `target`);
+    the distance test is symmetric, so an overshoot under maximize is not "reached" unless within tolerance.
+    Without `previous` there is never a `stall`. Failure modes follow little-loops: an unresolvable previous is
+    "none", an unresolvable string tolerance is 0, an unresolvable target is an error verdict.
     """
     settings = step.settings
     previous: float | None = None
@@ -209,7 +210,7 @@ def convergence(step: Step) -> Judgement:
 
 
 def classify(step: Step) -> Judgement:
-    """One non-blank line of the output, stripped, is the verdict (ENH-2165: one-hop multi-way routing).
+    """One non-blank line of the output, stripped, is the verdict: one-hop multi-way routing.
 
     `line` is "last" (also when unset, and for any other string), "first", or an index (negative from the end); an
     index out of range gives the empty verdict with an error detail, which routes to the `_` default.

@@ -145,7 +145,7 @@ async def diff_stat(
     scope: Sequence[str],
     timeout: float,  # noqa: ASYNC109 - the runner's time limit for the children, not an asyncio timeout
 ) -> str:
-    """The output of `git diff --stat [-- scope]` run in `cwd`. Raises GitFailed with the reference's messages."""
+    """The output of `git diff --stat [-- scope]` run in `cwd`. Raises GitFailed with little-loops' messages."""
     async with hardened_git(runner, repository, root=root, cwd=cwd, timeout=timeout) as git:
         argv = ["diff", "--stat", "--no-color", "--no-ext-diff", "--no-textconv", "--ignore-submodules=dirty"]
         if scope:

@@ -1,71 +1,54 @@
-"""Evaluate: one request through the reference's dispatcher order, then the evaluator, then the metrics.
+"""Evaluate: one request through the dispatcher's fixed order, then the evaluator's record, then the metrics.
 
-The order (reference §2, §10), and what happens at each step:
+The order, and what happens at each step:
 
 1. The type is looked up (an unknown type is INVALID_ARGUMENT): the short-circuit rules are defined per type.
-2. Exit code 124 is `error` for every type but mcp_result (BUG-1640); any other non-zero exit is `error` for the
-   types that do not read exit codes (BUG-1815). These run before the rest of the configuration is checked, as in
-   the reference, so a timed-out or crashed action routes to `on_error` even under a faulty evaluate block; the
+2. Exit code 124 is `error` for every type but mcp_result (a timed-out action printed truncated output, and judging
+   it burned retries); any other non-zero exit is `error` for the types that do not read exit codes (a crashed
+   action judged by its output took the `no` route). These run before the rest of the configuration is checked, as
+   in little-loops, so a timed-out or crashed action routes to `on_error` even under a faulty evaluate block; the
    fault surfaces as INVALID_ARGUMENT on the next call whose action succeeds. A stateful evaluator hands back the
-   token it was given, unchanged, as the reference left its files untouched.
-3. The configuration, the context namespaces and the state token are validated.
+   token it was given, unchanged, as little-loops left its state files untouched.
+3. The configuration (against the record's fields and checks), the context namespaces and the state token are
+   validated; a type that needs the workspace has it resolved inside workspace_root.
 4. `source`, when set, is interpolated and replaces the output (the raw output when it does not resolve).
-5. The evaluator runs: a pure function, after the one piece of outside work some need (a time-bounded regex search
-   off the event loop, `git diff --stat` through the runner), or an LLM judge supplied by the judges package.
+5. The record's run: a pure function, or one that does the outside work it needs (a time-bounded regex search off the
+   event loop, `git diff --stat` through the runner), or an LLM judge supplied by the judges package.
+
+Nothing here names an evaluator type: everything that differs between types is in its record (`catalogue.py`).
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
-import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from verdict import patterns
 from verdict.config import Config
-from verdict.errors import DeadlineTooShort, FailedPrecondition, InvalidArgument
-from verdict.evaluators import deterministic, stall, state
-from verdict.evaluators.catalogue import SPECS, EvaluatorSpec, evaluator_type, validate
-from verdict.evaluators.diffstat import GitFailed, diff_stat
-from verdict.evaluators.fingerprint import fingerprint
+from verdict.errors import FailedPrecondition, InvalidArgument
+from verdict.evaluators import deterministic, state
+from verdict.evaluators.catalogue import CATALOGUE
 from verdict.evaluators.interpolation import InterpolationError, Namespaces, interpolate
-from verdict.evaluators.model import EvaluationInput, EvaluationResult, JudgedEvaluator, Judgement, Step
+from verdict.evaluators.model import EvaluationInput, EvaluationResult, JudgedEvaluator, Step
+from verdict.evaluators.outside import Outside, Workspace
+from verdict.evaluators.record import Evaluator, Registry
+from verdict.evaluators.spec import EvaluatorSpec
+from verdict.evaluators.values import jsonable
 from verdict.metrics import Metrics
 from verdict.runner import Runner
-from verdict.workspace import find_repository, resolve_inside
+from verdict.workspace import resolve_inside
 
-__all__ = ["MAX_DETAIL_DEPTH", "PURE_EVALUATORS", "Evaluations", "jsonable"]
-
-MAX_DETAIL_DEPTH = 16
-"""Containers below this depth in details are sent as their JSON text: clients' protobuf decoders refuse messages
-nested past 100 levels, and each level of a Struct costs about three (a JSON object nested 33 deep is undecodable)."""
-
-PURE_EVALUATORS: dict[str, Callable[[Step], Judgement]] = {
-    # Every type whose algorithm is a pure function of one step; diff_stall and the judges go outside.
-    "exit_code": deterministic.exit_code,
-    "output_numeric": deterministic.output_numeric,
-    "output_json": deterministic.output_json,
-    "convergence": deterministic.convergence,
-    "classify": deterministic.classify,
-    "mcp_result": deterministic.mcp_result,
-    "harbor_scorer": deterministic.harbor_scorer,
-    "action_stall": stall.action_stall,
-    "score_stall": stall.score_stall,
-    "open_question_stall": stall.open_question_stall,
-}
-_IDENTITY: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
-    "action_stall": stall.action_stall_identity,
-    "score_stall": stall.score_stall_identity,
-    "open_question_stall": stall.score_stall_identity,
-}
+__all__ = ["Evaluations"]
 
 
 class Evaluations:
-    """The Evaluate and ListEvaluators behaviour, independent of gRPC. One per server."""
+    """The Evaluate and ListEvaluators behaviour, independent of gRPC. One per server.
+
+    `judged` supplies the run of each judge-backed record (the judges package builds it); `registry` is the
+    catalogue of records, the built-in one unless a test or an embedding brings its own.
+    """
 
     def __init__(
         self,
@@ -73,15 +56,18 @@ class Evaluations:
         runner: Runner,
         metrics: Metrics,
         judged: Mapping[str, JudgedEvaluator] | None = None,
+        *,
+        registry: Registry = CATALOGUE,
     ) -> None:
         self._config = config
         self._runner = runner
         self._metrics = metrics
         self._judged: dict[str, JudgedEvaluator] = dict(judged or {})
+        self._registry = registry
 
     def catalogue(self) -> tuple[EvaluatorSpec, ...]:
         """Every evaluator type, sorted by type; a judge's `model` shows the server's judge_model as its default."""
-        return tuple(self._with_server_defaults(SPECS[kind]) for kind in sorted(SPECS))
+        return tuple(self._with_server_defaults(self._registry[kind].spec) for kind in sorted(self._registry))
 
     def _with_server_defaults(self, spec: EvaluatorSpec) -> EvaluatorSpec:
         if spec.field("model") is None:
@@ -98,39 +84,40 @@ class Evaluations:
         `deadline` is the caller's absolute `time.monotonic()` deadline, or None.
         """
         started = time.monotonic()
-        spec = evaluator_type(request.config)
-        result = await self._evaluate(spec, request, deadline)
+        record = self._registry.lookup(request.config)
+        result = await self._evaluate(record, request, deadline)
         result = EvaluationResult(result.verdict, jsonable(result.details), result.state)
-        label = self._metrics.verdict_labels.fold(result.verdict, scope=spec.type)
-        self._metrics.evaluations.labels(evaluator=spec.type, verdict=label).inc()
-        self._metrics.evaluation_duration.labels(evaluator=spec.type).observe(time.monotonic() - started)
+        label = self._metrics.verdict_labels.fold(result.verdict, scope=record.type)
+        self._metrics.evaluations.labels(evaluator=record.type, verdict=label).inc()
+        self._metrics.evaluation_duration.labels(evaluator=record.type).observe(time.monotonic() - started)
         return result
 
-    async def _evaluate(
-        self, spec: EvaluatorSpec, request: EvaluationInput, deadline: float | None
-    ) -> EvaluationResult:
-        short = deterministic.short_circuit(spec.type, request.exit_code)
+    async def _evaluate(self, record: Evaluator, request: EvaluationInput, deadline: float | None) -> EvaluationResult:
+        spec = record.spec
+        short = deterministic.short_circuit(spec, request.exit_code)
         if short is not None:
             return EvaluationResult(short.verdict, short.details, request.state if spec.stateful else b"")
-        settings = validate(request.config, judge_model=self._config.judge_model)
+        settings = self._registry.validate(request.config, judge_model=self._config.judge_model)
         namespaces = Namespaces.from_context(request.context)
         output = _source(settings["source"], request.output, namespaces)
-        if spec.uses_judge:
+        if record.run is None:
             return await self._judge(spec, settings, replace(request, output=output), deadline)
         if not spec.stateful and request.state:
             raise InvalidArgument(
                 f"{spec.type} keeps no state; send an empty state", field="state", reason="INVALID_STATE_TOKEN"
             )
+        workspace = self._workspace(spec.type, request.workspace) if record.needs_workspace else None
         step = Step(settings, output, request.exit_code, namespaces)
-        if spec.type == "output_contains":
-            return await self._output_contains(step, deadline)
-        if spec.type == "diff_stall":
-            return await self._diff_stall(step, request, deadline)
-        if spec.stateful:
-            key = state.identity(spec.type, _IDENTITY[spec.type](settings))
+        key = ""
+        if record.identity is not None:
+            key = state.identity(spec.type, record.identity(settings, workspace.relative if workspace else ""))
             step = replace(step, state=state.decode(request.state, spec.type, key))
-            return _result(spec.type, key, PURE_EVALUATORS[spec.type](step))
-        return _result(spec.type, "", PURE_EVALUATORS[spec.type](step))
+        outside = Outside(self._config, self._runner, deadline, request.state, workspace)
+        outcome = await record.run(step, outside)
+        if isinstance(outcome, EvaluationResult):
+            return outcome
+        token = b"" if outcome.state is None else state.encode(spec.type, key, outcome.state)
+        return EvaluationResult(outcome.verdict, outcome.details, token)
 
     async def _judge(
         self, spec: EvaluatorSpec, settings: dict[str, Any], request: EvaluationInput, deadline: float | None
@@ -144,122 +131,27 @@ class Evaluations:
             )
         return await judge(settings, request, deadline)
 
-    async def _output_contains(self, step: Step, deadline: float | None) -> EvaluationResult:
-        bound = self._bound(self._config.regex_timeout_seconds, deadline)
-        pattern: str = step.settings["pattern"]
-        try:
-            matched = await patterns.search(pattern, step.output, timeout=bound)
-        except patterns.PatternTooLarge as refused:
-            details = {"error": str(refused), "pattern": pattern, "negate": step.settings["negate"]}
-            return EvaluationResult("error", details)
-        except patterns.PatternTimeout:
-            details = {
-                "error": f"pattern did not finish within {bound:g}s (regex_timeout_seconds); simplify it",
-                "pattern": pattern,
-                "negate": step.settings["negate"],
-                "timed_out": True,
-            }
-            return EvaluationResult("error", details)
-        # Each error pattern is a pass over the output: off the event loop too.
-        judgement = await asyncio.to_thread(deterministic.output_contains, step, matched=matched)
-        return _result("output_contains", "", judgement)
-
-    async def _diff_stall(self, step: Step, request: EvaluationInput, deadline: float | None) -> EvaluationResult:
+    def _workspace(self, kind: str, requested: str) -> Workspace:
+        """The request's workspace inside workspace_root; none configured is FAILED_PRECONDITION, outside it
+        PERMISSION_DENIED."""
         root = self._config.workspace_root
         if not root:
             raise FailedPrecondition(
-                "diff_stall runs git in a workspace under the server's workspace_root, and none is configured "
+                f"{kind} runs git in a workspace under the server's workspace_root, and none is configured "
                 "(set --workspace-root)",
                 reason="NO_WORKSPACE_ROOT",
-                metadata={"evaluator": "diff_stall"},
+                metadata={"evaluator": kind},
             )
         resolved_root = Path(root).resolve()
-        workspace = resolve_inside(resolved_root, request.workspace or ".")
-        relative = workspace.relative_to(resolved_root).as_posix()
-        key = state.identity("diff_stall", stall.diff_stall_identity(step.settings, relative))
-        step = replace(step, state=state.decode(request.state, "diff_stall", key))
-        if not workspace.is_dir():
-            return EvaluationResult("error", {"error": f"workspace {relative!r} is not a directory"}, request.state)
-        repository = find_repository(resolved_root, workspace)
-        if repository is None:
-            error = f"git diff failed: {relative!r} is not in a git repository under the workspace root"
-            return EvaluationResult("error", {"error": error}, request.state)
-        bound = self._bound(self._config.git_timeout_seconds, deadline)
-        scope = step.settings["scope"]
-        try:
-            if step.settings["compare"] == "stat":
-                diff = await diff_stat(
-                    self._runner, repository, root=resolved_root, cwd=workspace, scope=scope, timeout=bound
-                )
-                return _result("diff_stall", key, stall.diff_stall(step, diff))
-            found = await fingerprint(
-                self._runner,
-                repository,
-                root=resolved_root,
-                cwd=workspace,
-                scope=scope,
-                timeout=bound,
-                max_bytes=self._config.diff_stall_max_bytes,
-                max_files=self._config.diff_stall_max_files,
-            )
-        except GitFailed as failure:
-            return EvaluationResult("error", {"error": str(failure)}, request.state)
-        return _result("diff_stall", key, stall.diff_stall_content(step, found.parts()))
-
-    @staticmethod
-    def _bound(limit: float, deadline: float | None) -> float:
-        """The configured limit, or less when the caller's deadline is nearer; no time left is DEADLINE_EXCEEDED."""
-        if deadline is None:
-            return limit
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise DeadlineTooShort("the call's deadline passed before the evaluation could start")
-        return min(limit, remaining)
+        path = resolve_inside(resolved_root, requested or ".")
+        return Workspace(resolved_root, path, path.relative_to(resolved_root).as_posix())
 
 
 def _source(source: str | None, output: str, namespaces: Namespaces) -> str:
-    """The executor's `source:` (BUG-880/ENH-536): its interpolated value is the input; the raw output if it fails."""
+    """little-loops' `source:`: its interpolated value is the evaluator's input; the raw output when it fails."""
     if not source:
         return output
     try:
         return interpolate(source, namespaces)
     except InterpolationError:
         return output
-
-
-def _result(evaluator: str, key: str, judgement: Judgement) -> EvaluationResult:
-    token = b"" if judgement.state is None else state.encode(evaluator, key, judgement.state)
-    return EvaluationResult(judgement.verdict, judgement.details, token)
-
-
-def jsonable(value: Any, depth: int = 0) -> Any:
-    """Details as strict JSON that a Struct holds and every client can decode (outputs are untrusted JSON).
-
-    NaN and infinities (Python's float parse accepts "nan", "inf") become the strings "nan", "inf", "-inf"; an
-    integer too large for a double (past about 1e308; a Struct number is a double) becomes its decimal string; a
-    container nested MAX_DETAIL_DEPTH deep becomes its compact JSON text; any other object becomes its str().
-    """
-    if isinstance(value, float) and not math.isfinite(value):
-        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
-    if isinstance(value, int) and not isinstance(value, bool):
-        try:
-            float(value)
-        except OverflowError:
-            return str(value)
-        return value
-    if isinstance(value, Mapping | list | tuple) and depth >= MAX_DETAIL_DEPTH:
-        return _json_text(value)
-    if isinstance(value, Mapping):
-        return {str(key): jsonable(item, depth + 1) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [jsonable(item, depth + 1) for item in value]
-    if value is None or isinstance(value, str | bool | float):
-        return value
-    return str(value)
-
-
-def _json_text(value: Any) -> str:
-    try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-    except (RecursionError, ValueError):
-        return "(nested too deeply to show)"

@@ -1,6 +1,6 @@
 """What diff_stall compares by default: a fingerprint of the change itself, computed with git plumbing.
 
-`git diff --stat` (the reference's comparison, kept as `compare: stat`) cannot see three kinds of real progress: a new
+`git diff --stat` (little-loops' comparison, kept as `compare: stat`) cannot see three kinds of real progress: a new
 untracked file (not in any diff), an edit that keeps the line counts (`score.txt` 10 → 20 → 30 prints the same stat
 line) and a commit (the work-tree diff is empty before and after). The fingerprint sees all of them. It has four parts,
 each a digest of what git reports within `scope`:

@@ -1,11 +1,11 @@
 """`${namespace.path}` references in evaluator fields, resolved against the request's `context` Struct.
 
-The reference resolved these against the executor's live state; here every namespace comes from the request, so the
+little-loops resolved these against the executor's live state; here every namespace comes from the request, so the
 server answers the same way on any replica. In particular `env` reads the request's `context["env"]` mapping and
 never the server's own environment: a loop's variables belong to the loop's machine, and the server's environment
 (credentials included) must not leak into a verdict.
 
-Syntax, as the reference has it:
+Syntax, as little-loops has it:
 
 - `${ns.path}` ends at the first `}`; nesting is impossible. `$${` is a literal `${` and is never resolved.
 - `:default=V` gives V when resolution fails (parsed first, so `?` inside V is literal); `?` gives "" on failure;
@@ -13,14 +13,13 @@ Syntax, as the reference has it:
 - A reference without a dot is an error (bare `${messages}` excepted), whatever its suffix.
 - Values: None becomes "", anything else `str()`.
 
-References are found by one left-to-right scan that splits a template exactly as the reference's regular expression
+References are found by one left-to-right scan that splits a template exactly as little-loops' regular expression
 (`${`, then `[^}]+`, then `}`) does; that expression rescans to the end of the text from every `${` with no `}` after
 it, which is quadratic time on the event loop. The expansion is bounded by MAX_INTERPOLATED_CHARS.
 """
 
 from __future__ import annotations
 
-import math
 import re
 import shlex
 from collections.abc import Mapping
@@ -28,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from verdict.errors import InvalidArgument, ResourceExhausted
+from verdict.evaluators.values import whole_numbers
 
 __all__ = ["MAX_INTERPOLATED_CHARS", "NAMESPACES", "InterpolationError", "Namespaces", "interpolate"]
 
@@ -44,7 +44,7 @@ _SHELL = ":shell"
 
 
 class InterpolationError(Exception):
-    """Raised when a reference cannot be resolved; each evaluator decides what a failure means (reference §6)."""
+    """Raised when a reference cannot be resolved; each evaluator decides what a failure means."""
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ class Namespaces:
         """Check the shape of the request's `context` and normalise its numbers.
 
         A Struct carries every number as a double, so `iteration: 3` arrives as 3.0 and would interpolate as "3.0"
-        where the reference printed "3"; integral floats are turned back into ints here, once.
+        where little-loops printed "3"; integral floats are turned back into ints here, once.
         Raises InvalidArgument naming `context.<key>` for an unknown namespace or a namespace of the wrong shape.
         """
         values: dict[str, Any] = {}
@@ -78,7 +78,7 @@ class Namespaces:
                     )
             elif not isinstance(value, Mapping):
                 raise InvalidArgument(f"context.{name} must be a mapping", field=f"context.{name}")
-            values[name] = _normalise(value)
+            values[name] = whole_numbers(value)
         return cls(values)
 
     def resolve(self, namespace: str, path: str) -> Any:
@@ -138,18 +138,8 @@ def _walk(data: Any, path: str, namespace: str) -> Any:
     return current
 
 
-def _normalise(value: Any) -> Any:
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer() and abs(value) < 2**63:
-        return int(value)
-    if isinstance(value, Mapping):
-        return {key: _normalise(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_normalise(item) for item in value]
-    return value
-
-
 def _format_duration(milliseconds: Any) -> str:
-    """`elapsed` from `elapsed_ms`: "500ms", "30s", "2m", "2m 15s" (the reference's format)."""
+    """`elapsed` from `elapsed_ms`: "500ms", "30s", "2m", "2m 15s" (little-loops' format)."""
     try:
         ms = int(milliseconds)
     except (TypeError, ValueError):
@@ -166,7 +156,7 @@ def _format_duration(milliseconds: Any) -> str:
 def interpolate(template: str, namespaces: Namespaces) -> str:
     """Replace every `${...}` reference in `template`. Raises InterpolationError on the first unresolvable one.
 
-    Splits the template as the reference does (a `$${` escape first, then a `${` up to the first `}` with at least
+    Splits the template as little-loops does (a `$${` escape first, then a `${` up to the first `}` with at least
     one character between), in linear time. Raises ResourceExhausted (INTERPOLATION_TOO_LARGE) when the result would
     be longer than MAX_INTERPOLATED_CHARS.
     """

@@ -54,7 +54,7 @@ class Step:
 
 @dataclass(frozen=True)
 class Judgement:
-    """What a pure evaluator decides: a verdict, the reference's details, and the payload of the next token.
+    """What a pure evaluator decides: a verdict, little-loops' details, and the payload of the next token.
 
     `state` None means the evaluator keeps no state (the response carries an empty token).
     """

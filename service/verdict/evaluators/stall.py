@@ -1,6 +1,6 @@
 """The stall evaluators, as pure functions of (step, previous state) -> (verdict, details, next state).
 
-"Stalled" is `no` (stop, or take another route) and "still moving" is `yes`, as in the reference. What the reference
+"Stalled" is `no` (stop, or take another route) and "still moving" is `yes`, as in little-loops. What little-loops
 kept in files (a counter, the last diff or hash, a score history) is the token payload here; see `state.py` for the
 envelope. Each function also names the configuration its token is bound to (`*_identity`), so a token from another
 configuration is refused.
@@ -36,12 +36,12 @@ _LOOKUP_NAMESPACES = ("context", "captured", "prev", "result")
 
 
 def diff_stall_identity(settings: Mapping[str, Any], workspace: str) -> dict[str, Any]:
-    """A diff_stall token tracks one scope in one workspace (the reference keyed by scope only, across all loops)."""
+    """A diff_stall token tracks one scope in one workspace (little-loops keyed by scope only, across all loops)."""
     return {"scope": sorted(settings["scope"]), "workspace": workspace}
 
 
 def diff_stall(step: Step, diff: str) -> Judgement:
-    """`diff` is this call's `git diff --stat`; the same diff max_stall times in a row is stalled (ENH-714)."""
+    """`diff` is this call's `git diff --stat`; the same diff max_stall times in a row is stalled."""
     max_stall: int = step.settings["max_stall"]
     digest = hashlib.sha256(diff.encode()).hexdigest()
     previous = _snapshot(step.state)
@@ -123,7 +123,7 @@ def _tracked_value(key: str, namespaces: Namespaces) -> str:
 
 
 def action_stall(step: Step) -> Judgement:
-    """The same tracked values max_repeat times in a row is stalled (ENH-1795: the same action while files change).
+    """The same tracked values max_repeat times in a row is stalled (the same action while files change).
 
     Never an error: a key that resolves nowhere counts as "".
     """
@@ -151,17 +151,17 @@ def score_stall_identity(settings: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def score_stall(step: Step) -> Judgement:
-    """No new best score (by more than epsilon) for max_stall calls is stalled (ENH-2428).
+    """No new best score (by more than epsilon) for max_stall calls is stalled.
 
-    The reference re-read a history file and folded over it: a score above best+epsilon resets the count, anything
+    little-loops re-read a history file and folded over it: a score above best+epsilon resets the count, anything
     else increments it (a small gain still raises the best). The fold's accumulator (rounds, best, count) is the
-    token, which gives exactly the reference's answer for the whole history at a constant size.
+    token, which gives exactly little-loops' answer for the whole history at a constant size.
     """
     return _plateau(step, improves=lambda value, best, epsilon: value > best + epsilon, beats=lambda a, b: a > b)
 
 
 def open_question_stall(step: Step) -> Judgement:
-    """score_stall with a running minimum: progress is a count below the lowest minus epsilon (ENH-2446)."""
+    """score_stall with a running minimum: progress is a count below the lowest minus epsilon."""
     return _plateau(step, improves=lambda value, best, epsilon: value < best - epsilon, beats=lambda a, b: a < b)
 
 
@@ -202,7 +202,7 @@ def _plateau(
 
 
 def _score(output: str) -> float | None:
-    """One score per call; a blank or non-numeric output is skipped, as the reference skipped such history lines."""
+    """One score per call; a blank or non-numeric output is skipped, as little-loops skipped such history lines."""
     text = output.strip()
     if not text:
         return None

@@ -1,6 +1,6 @@
 """State tokens: what the stall evaluators remember between calls, carried by the client instead of the server.
 
-The reference kept stall counters and snapshots in files under `.loops/tmp`, keyed only by scope or tracked keys, so
+little-loops kept stall counters and snapshots in files under `.loops/tmp`, keyed only by scope or tracked keys, so
 two loops (or two runs of one loop) with the same scope shared a counter. Here the server keeps nothing: each response
 carries a token the client sends back with its next call, so any replica can answer, a retried call with the same
 token gets the same answer, and two loops can never see each other's state.
@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from verdict.errors import InvalidArgument
+from verdict.evaluators.values import NON_FINITE_NAMES, non_finite_name
 
 __all__ = [
     "MAX_COUNT",
@@ -119,13 +120,11 @@ def read_number(payload: Mapping[str, Any], name: str) -> float:
         return value
     if isinstance(value, int) and abs(value) <= MAX_COUNT:
         return float(value)
-    if value in ("nan", "inf", "-inf"):
+    if value in NON_FINITE_NAMES:
         return float(value)
     raise _invalid(f"state token field {name!r} must be a number")
 
 
 def number(value: float) -> float | str:
     """How a float is written into a payload: itself when finite, else "nan", "inf" or "-inf"."""
-    if math.isfinite(value):
-        return value
-    return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    return value if math.isfinite(value) else non_finite_name(value)

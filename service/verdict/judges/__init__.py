@@ -5,15 +5,17 @@ second opinion, reached through a host CLI run by the runner or an OpenAI-compat
 build_judges(config, runner, metrics, env) -> Judges
     .evaluators      {"llm_structured": LlmStructured, "comparator": Comparator, "contract": Contract}
     .second_opinion  SecondOpinion, or None unless `second_opinion` is on
-    .service         the JudgeService they share (one slot pool, one set of metrics)
-    .rulings         the RulingCache they share (judge_cache: memory, redis or off)
-    await .aclose()
+    .service         the JudgeService they share (the runner's judge pool, one set of metrics)
+    .rulings         the RulingCache they share (judge_cache: memory, redis or off); `await .aclose()` at shutdown
 ```
 
-Nothing here imports grpc. Layout: `hosts` (argv, env, stdin per CLI; host selection), `envelopes` (one reader per
-host → JudgeReply), `payload` (the answer object: structured output, JSON, tags), `chat` (the HTTP backend),
-`service` (one call: deadline, slot, private HOME, failure order, metrics), `rulings` (the ruling cache), then one
-module per evaluator and `second_opinion`.
+Nothing here imports grpc. Layout, one job per module: `hosts` (what a host record is; the registry and host
+selection), `clis` (one record per judge CLI: credentials, argv builder, reader, probe rank), `readers` (one envelope
+reader per CLI), `envelopes` (JudgeReply and the JSON reading the readers share), `payload` (the answer object:
+structured output, JSON, tags), `chat` (the HTTP backend), `model` (request, outcome, answer), `interpret` (a
+finished call → an answer, pure), `clipping` (bounding what a judge wrote), `service` (one call: deadline, slot,
+private HOME, metrics), `rulings` (the ruling cache: a repeated question gets the stored ruling), then one module
+per evaluator and `second_opinion`.
 """
 
 from __future__ import annotations
@@ -24,22 +26,26 @@ from pathlib import Path
 
 from verdict.config import Config
 from verdict.evaluators.model import JudgedEvaluator
+from verdict.judges.clis import HOSTS, host_named, select_host
 from verdict.judges.comparator import Comparator
 from verdict.judges.contract import Contract
 from verdict.judges.envelopes import JudgeReply
-from verdict.judges.hosts import CliHost, Host, HttpHost, host_named, select_host
+from verdict.judges.hosts import CliHost, Host, HostRegistry, HttpHost
 from verdict.judges.llm_structured import LlmStructured
+from verdict.judges.model import JudgeAnswer, JudgeOutcome, JudgeRequest
 from verdict.judges.rulings import RulingCache, build_ruling_cache
 from verdict.judges.second_opinion import SecondOpinion
-from verdict.judges.service import JudgeAnswer, JudgeOutcome, JudgeRequest, JudgeService
+from verdict.judges.service import JudgeService
 from verdict.metrics import Metrics
 from verdict.runner import Runner
 
 __all__ = [
+    "HOSTS",
     "CliHost",
     "Comparator",
     "Contract",
     "Host",
+    "HostRegistry",
     "HttpHost",
     "JudgeAnswer",
     "JudgeOutcome",
@@ -66,7 +72,7 @@ class Judges:
     rulings: RulingCache | None = None
 
     async def aclose(self) -> None:
-        """Close the ruling cache's connections; judge processes belong to the runner, which kills them at shutdown."""
+        """Close the ruling cache's connections (judge processes belong to the runner, which kills them)."""
         if self.rulings is not None:
             await self.rulings.aclose()
 

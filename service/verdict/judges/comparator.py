@@ -1,4 +1,4 @@
-"""comparator: a blind A/B judgement of the output against a baseline (reference §3.2, ENH-1828).
+"""comparator: a blind A/B judgement of the output against a baseline.
 
 The reference hid which output was which by a coin flip per pair. That does not cancel position bias: a judge that
 prefers whatever sits in position A hands the win to whichever arm the coin put there, so the verdict is the coin's.
@@ -25,11 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from verdict.evaluators.model import EvaluationInput, EvaluationResult
+from verdict.judges.clipping import clip
 from verdict.judges.envelopes import JudgeReply
 from verdict.judges.files import read_text, workspace_file, write_text
+from verdict.judges.model import JudgeAnswer, JudgeRequest
 from verdict.judges.payload import verdict_payload
 from verdict.judges.rulings import RulingCache, host_identity
-from verdict.judges.service import JudgeAnswer, JudgeRequest, JudgeService, clip
+from verdict.judges.service import JudgeService
 
 __all__ = ["BLIND_SCHEMA", "DEFAULT_FRAMING", "Comparator", "Ruling", "build_blind_prompt", "read_ruling", "tally"]
 
@@ -133,15 +135,18 @@ def _read_payload(reply: JudgeReply) -> dict[str, Any]:
 
 
 async def _both(first: Awaitable[JudgeAnswer], second: Awaitable[JudgeAnswer]) -> tuple[JudgeAnswer, JudgeAnswer]:
-    """Run two judge calls at once; if either raises, the other is cancelled (its process group killed)."""
-    tasks = [asyncio.ensure_future(first), asyncio.ensure_future(second)]
+    """Run two judge calls at once; if either raises, the other is cancelled (its process group killed) and the
+    first error is raised as itself, so a DeadlineTooShort or ResourceExhausted keeps its status code."""
     try:
-        return await tasks[0], await tasks[1]
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
+        async with asyncio.TaskGroup() as group:
+            a, b = group.create_task(_answer(first)), group.create_task(_answer(second))
+    except BaseExceptionGroup as failed:
+        raise failed.exceptions[0] from None
+    return a.result(), b.result()
+
+
+async def _answer(call: Awaitable[JudgeAnswer]) -> JudgeAnswer:
+    return await call
 
 
 class Comparator:
@@ -155,7 +160,7 @@ class Comparator:
         self, config: Mapping[str, Any], request: EvaluationInput, deadline: float | None
     ) -> EvaluationResult:
         output = request.output
-        auto_promote = bool(config.get("auto_promote", False))
+        auto_promote = bool(config["auto_promote"])
         baseline_file: Path | None = None
         if config.get("baseline") is not None:
             baseline = str(config["baseline"])
@@ -176,8 +181,8 @@ class Comparator:
         else:
             return EvaluationResult("no_baseline", {"reason": "No baseline_path or baseline configured"})
 
-        model = config.get("model") or self.service.config.judge_model
-        min_pairs = max(1, int(config.get("min_pairs") or 1))
+        model = config["model"] or self.service.config.judge_model  # validation fills an unset model; "" stays
+        min_pairs = int(config["min_pairs"])  # validation made it at least 1
         prompt = config.get("prompt")
 
         async def judge() -> EvaluationResult:

@@ -1,4 +1,4 @@
-"""contract: does each producer still satisfy its consumer? One judge call per pair (reference §3.2, FEAT-1791).
+"""contract: does each producer still satisfy its consumer? One judge call per pair.
 
 Each side is the pair's inline content or a file inside the workspace; an optional pattern (DOTALL, time-bounded
 like every pattern from a request) narrows it to its matches joined by newlines, otherwise the last 4000 characters
@@ -19,14 +19,15 @@ import regex
 
 from verdict import patterns
 from verdict.evaluators.model import EvaluationInput, EvaluationResult
+from verdict.judges.clipping import clip
 from verdict.judges.files import read_text, workspace_file
+from verdict.judges.model import JudgeOutcome, JudgeRequest
 from verdict.judges.rulings import RulingCache, host_identity
-from verdict.judges.service import JudgeOutcome, JudgeRequest, JudgeService, clip
+from verdict.judges.service import JudgeService
 
-__all__ = ["CONTRACT_SCHEMA", "DEFAULT_RULE", "Contract", "aggregate", "build_contract_prompt"]
+__all__ = ["CONTRACT_SCHEMA", "Contract", "aggregate", "build_contract_prompt"]
 
 OUTPUT_TAIL_CHARS = 4000
-DEFAULT_RULE = "the producer and consumer must be compatible"
 
 CONTRACT_SCHEMA: Mapping[str, Any] = {
     "type": "object",
@@ -74,13 +75,8 @@ class Contract:
     async def __call__(
         self, config: Mapping[str, Any], request: EvaluationInput, deadline: float | None
     ) -> EvaluationResult:
-        pairs = config.get("pairs") or []
-        if not pairs:
-            return EvaluationResult(
-                "error", {"error": "contract evaluator requires at least one pair in evaluate.pairs"}
-            )
         questions: list[tuple[dict[str, Any], str | None]] = []
-        for pair in pairs:
+        for pair in config["pairs"]:  # validation refused an empty list and filled every pair's defaults
             producer, consumer = str(pair.get("producer", "")), str(pair.get("consumer", ""))
             result: dict[str, Any] = {"producer": producer, "consumer": consumer}
             try:
@@ -89,8 +85,8 @@ class Contract:
             except _PairError as exc:
                 questions.append(({**result, "verdict": "error", "error": str(exc)}, None))
                 continue
-            rule = str(pair.get("contract") or DEFAULT_RULE)
-            questions.append((result, build_contract_prompt(rule, producer, producer_text, consumer, consumer_text)))
+            prompt = build_contract_prompt(str(pair["contract"]), producer, producer_text, consumer, consumer_text)
+            questions.append((result, prompt))
 
         async def judge() -> EvaluationResult:
             return await self._judge(questions, deadline)
@@ -118,11 +114,7 @@ class Contract:
             if prompt is None:
                 results.append(result)
                 continue
-            answer = await self.service.ask(
-                JudgeRequest(
-                    prompt=prompt, model=self.service.config.judge_model, schema=CONTRACT_SCHEMA, deadline=deadline
-                )
-            )
+            answer = await self.service.ask(JudgeRequest(prompt=prompt, schema=CONTRACT_SCHEMA, deadline=deadline))
             host = answer.host
             result = {**result, "llm_latency_ms": answer.latency_ms}
             if answer.outcome is JudgeOutcome.MISSING:

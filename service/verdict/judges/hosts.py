@@ -1,87 +1,50 @@
-"""Judge hosts: which program (or HTTP endpoint) answers a judge call, and exactly how it is invoked.
+"""Judge hosts: what a host record is, and how a setting picks one from a registry of them.
 
-A host is either an LLM CLI run as a child process (claude, codex, gemini, qwen, kimi, omp) or an OpenAI-compatible
-chat-completions endpoint (llama.cpp, vLLM, Ollama) named by its base URL. Each CLI's argv, environment and stdin are
-built from how the real program behaves when a server runs it (docs/judges.md, shared/reference/judge-clis.md):
+A host is either an LLM CLI run as a child process or an OpenAI-compatible chat-completions endpoint (llama.cpp, vLLM,
+Ollama) named by its base URL. Each CLI is one frozen `CliHost` record holding everything that differs between CLIs:
+its registered name and binary, the credential variables it authenticates with, the function that builds its argv,
+environment and stdin, the reader for the envelope it prints, and its place in the PATH probe. Every host list the
+server uses (names in error messages, the probe order, the credential table, the readers) is derived from a
+`HostRegistry` of those records, so a new CLI is one record (`verdict.judges.clis`) plus its recorded envelopes, and
+`HostRegistry.problems()` names whatever a record is missing.
 
-- the prompt goes on stdin wherever the CLI reads it there, because Linux refuses any single argument over 128 KiB
-  (E2BIG) and a judged output plus a custom prompt can exceed that;
-- codex blocks for ever on an open stdin, so stdin is always either fed and closed, or /dev/null;
-- claude refuses `--dangerously-skip-permissions` as root unless `IS_SANDBOX=1`, and writes ~150 kB of telemetry per
-  call into HOME unless `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1`;
-- gemini exits 55 in a directory it does not trust (every fresh per-call directory) unless given `--skip-trust`;
-- session files and transcripts (the prompt included) are switched off where a flag exists (`--no-session-persistence`,
-  `--ephemeral`, `--chat-recording false`, `--no-session`).
-
-Host selection follows the reference: the `judge_host` setting, else `LL_HOST_CLI`, else `LL_HOOK_HOST`, else the
-first CLI found on the server's PATH. Pure: no process is started here.
+Selection: the `judge_host` setting, else `LL_HOST_CLI`, else `LL_HOOK_HOST`, else the first CLI found on the
+server's PATH in probe order. Pure: no process is started here.
 """
 
 from __future__ import annotations
 
 import difflib
-import json
+import re
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from verdict.errors import ConfigError
+from verdict.judges.envelopes import JudgeReply
 
 __all__ = [
     "CLAUDE_ONLY_MODELS",
-    "CLI_HOSTS",
     "MAX_ARGUMENT_BYTES",
-    "PROBE_ORDER",
+    "NETWORK_VARIABLES",
+    "Builder",
     "CliHost",
     "Host",
+    "HostRegistry",
     "HttpHost",
     "Invocation",
-    "host_named",
-    "select_host",
+    "Reader",
+    "model_for",
 ]
 
 MAX_ARGUMENT_BYTES = 128 * 1024
 """Linux's MAX_ARG_STRLEN: one argv string at or over this size makes exec fail with E2BIG."""
 
 CLAUDE_ONLY_MODELS = frozenset({"sonnet", "opus", "haiku"})
-"""Claude CLI aliases. The reference passed `sonnet` (its default) to every host; other hosts cannot serve it."""
-
-CREDENTIAL_VARIABLES: Mapping[str, tuple[str, ...]] = {
-    "claude-code": (
-        "ANTHROPIC_API_KEY",
-        "ANTHROPIC_AUTH_TOKEN",
-        "ANTHROPIC_BASE_URL",
-        "CLAUDE_CODE_OAUTH_TOKEN",
-        "CLAUDE_CODE_USE_BEDROCK",
-        "CLAUDE_CODE_USE_VERTEX",
-        "AWS_REGION",
-        "AWS_ACCESS_KEY_ID",
-        "AWS_SECRET_ACCESS_KEY",
-        "AWS_SESSION_TOKEN",
-        "AWS_BEARER_TOKEN_BEDROCK",
-        "ANTHROPIC_VERTEX_PROJECT_ID",
-        "CLOUD_ML_REGION",
-        "GOOGLE_APPLICATION_CREDENTIALS",
-    ),
-    "codex": ("OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL"),
-    "gemini": (
-        "GEMINI_API_KEY",
-        "GOOGLE_API_KEY",
-        "GOOGLE_GENAI_USE_VERTEXAI",
-        "GOOGLE_GENAI_USE_GCA",
-        "GOOGLE_CLOUD_PROJECT",
-        "GOOGLE_CLOUD_LOCATION",
-        "GOOGLE_APPLICATION_CREDENTIALS",
-    ),
-    "qwen": ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "DASHSCOPE_API_KEY"),
-    "kimi-code": ("MOONSHOT_API_KEY", "KIMI_API_KEY", "KIMI_BASE_URL"),
-    "omp": ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "OPENROUTER_API_KEY"),
-}
-"""The variables each CLI authenticates with. Every call gets a fresh HOME, so a login saved in the server user's
-HOME is never seen: credentials reach a judge only through these variables, copied from the server's environment.
-Nothing else of that environment is passed on."""
+"""Claude CLI aliases. The default judge model is one of them; a host that does not take them gets no model at all
+and picks its own default, because `--model sonnet` makes codex, gemini and a local server fail the call."""
 
 NETWORK_VARIABLES = (
     "HTTPS_PROXY",
@@ -95,9 +58,7 @@ NETWORK_VARIABLES = (
 )
 """Proxy and CA settings every CLI honours; a server behind a proxy needs them to reach its model at all."""
 
-GEMINI_PROMPT_TRAILER = "Reply with the JSON object only."
-"""gemini's and qwen's `-p` is appended to the prompt read from stdin; without `-p` they may fall back to their
-interactive mode. A short closing instruction is the argument, the prompt itself travels on stdin."""
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -114,16 +75,39 @@ class Invocation:
         return max((len(arg.encode()) for arg in self.argv), default=0)
 
 
+Builder = Callable[["CliHost", str, str, "Mapping[str, Any] | None", bool], Invocation]
+"""(host, prompt, model, schema or None, running as root) -> the CLI's argv, added environment and stdin. `model` is
+already empty when the host cannot take it, and `schema` is None unless the host enforces schemas itself."""
+
+Reader = Callable[[str, str], JudgeReply]
+"""(stdout, stderr) -> the reply; raises EnvelopeError when the output holds neither an answer nor a named error."""
+
+
 @dataclass(frozen=True)
 class CliHost:
-    """A judge CLI. `structured_output`: the CLI enforces a JSON schema itself (`--json-schema`)."""
+    """One judge CLI: everything that differs between CLIs, in one record."""
 
     name: str
+    """The registered name settings use (`claude-code`), which need not be the binary's."""
     binary: str
+    """The program looked up on PATH."""
+    build: Builder = field(repr=False)
+    """Builds one blocking JSON call: argv, environment and stdin."""
+    read: Reader = field(repr=False)
+    """Reads what the CLI printed into a JudgeReply."""
+    credentials: tuple[str, ...]
+    """The variables it authenticates with. Every call gets a fresh HOME, so a login saved in the server user's HOME
+    is never seen: credentials reach a judge only through these variables, copied from the server's environment."""
+    probe_rank: int
+    """Its place in the PATH probe when no host is configured: lower is tried first."""
     structured_output: bool
+    """The CLI enforces a JSON schema itself (`--json-schema`); the others are told the schema in the prompt."""
     prompt_on_stdin: bool
+    """The prompt travels on stdin; otherwise it is one argument, limited to MAX_ARGUMENT_BYTES."""
     answer_at_end: bool = False
     """The CLI streams events and puts the answer last, so an output over the cap keeps its tail."""
+    claude_aliases: bool = False
+    """The CLI understands the Claude model aliases (CLAUDE_ONLY_MODELS)."""
     kind: Literal["cli"] = "cli"
 
     def invocation(
@@ -135,17 +119,13 @@ class CliHost:
         as_root: bool,
         server_env: Mapping[str, str] | None = None,
     ) -> Invocation:
-        """The argv, environment and stdin for one blocking JSON call of this CLI."""
-        if model in CLAUDE_ONLY_MODELS and self.name != "claude-code":
-            model = ""
-        builder = _BUILDERS[self.name]
-        invocation = builder(self, prompt, model, schema if self.structured_output else None, as_root)
+        """The argv, environment and stdin for one blocking JSON call of this CLI. Of the server's environment only
+        this host's credential variables and the network settings are passed on."""
+        built = self.build(self, prompt, model_for(self, model), schema if self.structured_output else None, as_root)
         passed = {
-            name: value
-            for name in (*CREDENTIAL_VARIABLES.get(self.name, ()), *NETWORK_VARIABLES)
-            if (value := (server_env or {}).get(name))
+            name: value for name in (*self.credentials, *NETWORK_VARIABLES) if (value := (server_env or {}).get(name))
         }
-        return Invocation(invocation.argv, {**passed, **invocation.env}, invocation.stdin)
+        return Invocation(built.argv, {**passed, **built.env}, built.stdin)
 
 
 @dataclass(frozen=True)
@@ -156,6 +136,7 @@ class HttpHost:
     kind: Literal["http"] = "http"
     name: str = "openai-compatible"
     structured_output: bool = False
+    claude_aliases: bool = False
 
     @property
     def completions_url(self) -> str:
@@ -170,138 +151,113 @@ class HttpHost:
 Host = CliHost | HttpHost
 
 
-def _model_args(flag: str, model: str) -> tuple[str, ...]:
-    return (flag, model) if model else ()
+def model_for(host: Host, model: str) -> str:
+    """The model to ask `host` for: `model`, or nothing when it is a Claude alias the host cannot serve."""
+    return "" if model in CLAUDE_ONLY_MODELS and not host.claude_aliases else model
 
 
-def _claude(host: CliHost, prompt: str, model: str, schema: Mapping[str, Any] | None, as_root: bool) -> Invocation:
-    argv = [
-        host.binary,
-        "--dangerously-skip-permissions",
-        "--output-format",
-        "json",
-        "-p",
-        *_model_args("--model", model),
-    ]
-    if schema is not None:
-        argv += ["--json-schema", json.dumps(schema)]
-    argv.append("--no-session-persistence")
-    env = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
-    if as_root:
-        env["IS_SANDBOX"] = "1"
-    return Invocation(tuple(argv), env, prompt.encode())
+def _record_problems(host: CliHost) -> Iterator[str]:
+    """What makes one record unusable; the registry adds the problems between records."""
+    if not host.name.strip() or host.name != host.name.strip() or host.name.startswith(("http://", "https://")):
+        yield f"{host.name!r}: the name must be a non-blank word, not a URL"
+    if not host.binary.strip() or "/" in host.binary:
+        yield f"{host.name!r}: the binary must be a program name looked up on PATH"
+    if not callable(host.build):
+        yield f"{host.name!r}: no argv builder"
+    if not callable(host.read):
+        yield f"{host.name!r}: no envelope reader"
+    if not host.credentials:
+        yield f"{host.name!r}: no credential variables (a judge would never be logged in)"
+    bad = [name for name in host.credentials if not _VARIABLE_NAME.fullmatch(name)]
+    if bad:
+        yield f"{host.name!r}: credential variables that are not variable names: {bad}"
+    if host.probe_rank < 0:
+        yield f"{host.name!r}: the probe rank must be 0 or more"
 
 
-def _codex(host: CliHost, prompt: str, model: str, schema: Mapping[str, Any] | None, as_root: bool) -> Invocation:
-    argv = (
-        host.binary,
-        "exec",
-        "--dangerously-bypass-approvals-and-sandbox",
-        "--json",
-        "--skip-git-repo-check",
-        "--ephemeral",
-        *_model_args("--model", model),
-        "-",
-    )
-    return Invocation(argv, {}, prompt.encode())
+@dataclass(frozen=True)
+class HostRegistry:
+    """The judge CLIs a server knows, and every host list derived from them.
+
+    `stubs` are names of hosts that exist elsewhere but have no blocking JSON mode (they can only fail): naming one is
+    a configuration error that says so, instead of "unknown".
+    """
+
+    hosts: tuple[CliHost, ...]
+    stubs: frozenset[str] = frozenset()
+
+    def __iter__(self) -> Iterator[CliHost]:
+        return iter(self.hosts)
+
+    @property
+    def by_name(self) -> Mapping[str, CliHost]:
+        return {host.name: host for host in self.hosts}
+
+    @property
+    def probe_order(self) -> tuple[str, ...]:
+        """Host names in the order the PATH is probed."""
+        return tuple(host.name for host in sorted(self.hosts, key=lambda host: host.probe_rank))
+
+    @property
+    def binaries(self) -> tuple[str, ...]:
+        """The programs, in probe order: what an operator may put on PATH."""
+        return tuple(self.by_name[name].binary for name in self.probe_order)
+
+    def problems(self) -> list[str]:
+        """Everything that would make a record unreachable or half-built; empty when the registry is whole."""
+        found = [problem for host in self.hosts for problem in _record_problems(host)]
+        for what, values in (
+            ("name", [host.name for host in self.hosts]),
+            ("binary", [host.binary for host in self.hosts]),
+            ("probe rank", [str(host.probe_rank) for host in self.hosts]),
+        ):
+            repeated = sorted({value for value in values if values.count(value) > 1})
+            if repeated:
+                found.append(f"more than one host has the {what} {', '.join(repeated)}")
+        clashes = sorted(self.stubs & self.by_name.keys())
+        if clashes:
+            found.append(f"stub names that are also hosts: {clashes}")
+        return found
+
+    def named(self, name: str, *, source: str = "judge_host") -> Host:
+        """The host a setting names: a registered CLI name or an http(s) base URL. Raises ConfigError naming
+        `source`."""
+        name = name.strip()
+        if name.startswith(("http://", "https://")):
+            return _http_host(name, source)
+        hosts = self.by_name
+        if name in hosts:
+            return hosts[name]
+        known = ", ".join(hosts)
+        if name in self.stubs:
+            raise ConfigError(source, f"host {name!r} has no blocking JSON mode; use one of {known}")
+        by_binary = {host.binary: host.name for host in self.hosts}
+        close = [by_binary[name]] if name in by_binary else difflib.get_close_matches(name, list(hosts), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ConfigError(source, f"unknown judge host {name!r}{hint}; use one of {known} or an http(s) URL")
+
+    def select(self, configured: str, env: Mapping[str, str]) -> Host | None:
+        """The judge host: `configured`, else LL_HOST_CLI, else LL_HOOK_HOST, else the first CLI on env's PATH;
+        None when there is none. A name that is set but unknown raises ConfigError (the server refuses to start)."""
+        if configured.strip():
+            return self.named(configured)
+        for variable in ("LL_HOST_CLI", "LL_HOOK_HOST"):
+            if env.get(variable, "").strip():
+                return self.named(env[variable], source=variable)
+        path = env.get("PATH", "")
+        hosts = self.by_name
+        for name in self.probe_order:
+            if shutil.which(hosts[name].binary, path=path):
+                return hosts[name]
+        return None
 
 
-def _gemini(host: CliHost, prompt: str, model: str, schema: Mapping[str, Any] | None, as_root: bool) -> Invocation:
-    argv = (
-        host.binary,
-        "--approval-mode",
-        "yolo",
-        "--output-format",
-        "json",
-        "--skip-trust",
-        *_model_args("--model", model),
-        "-p",
-        GEMINI_PROMPT_TRAILER,
-    )
-    return Invocation(argv, {}, prompt.encode())
-
-
-def _qwen(host: CliHost, prompt: str, model: str, schema: Mapping[str, Any] | None, as_root: bool) -> Invocation:
-    argv = [host.binary, "--yolo", "--output-format", "stream-json", *_model_args("--model", model)]
-    if schema is not None:
-        argv += ["--json-schema", json.dumps(schema)]
-    argv += ["--chat-recording", "false", "-p", GEMINI_PROMPT_TRAILER]
-    return Invocation(tuple(argv), {"QWEN_CODE_SUPPRESS_YOLO_WARNING": "1"}, prompt.encode())
-
-
-def _argument_prompt(prompt: str) -> str:
-    """A prompt passed as an argument must not start with `-`, or the CLI's option parser may read it as a flag (a
-    Markdown bullet would). A leading newline changes nothing for the model."""
-    return f"\n{prompt}" if prompt.startswith("-") else prompt
-
-
-def _kimi(host: CliHost, prompt: str, model: str, schema: Mapping[str, Any] | None, as_root: bool) -> Invocation:
-    model_args = _model_args("--model", model)
-    return Invocation((host.binary, "--output-format", "stream-json", *model_args, "-p", _argument_prompt(prompt)))
-
-
-def _omp(host: CliHost, prompt: str, model: str, schema: Mapping[str, Any] | None, as_root: bool) -> Invocation:
-    model_args = _model_args("--model", model)
-    return Invocation((host.binary, "--mode", "json", "--no-session", "-p", _argument_prompt(prompt), *model_args))
-
-
-_BUILDERS = {
-    "claude-code": _claude,
-    "codex": _codex,
-    "gemini": _gemini,
-    "qwen": _qwen,
-    "kimi-code": _kimi,
-    "omp": _omp,
-}
-
-CLI_HOSTS: Mapping[str, CliHost] = {
-    "claude-code": CliHost("claude-code", "claude", structured_output=True, prompt_on_stdin=True),
-    "codex": CliHost("codex", "codex", structured_output=False, prompt_on_stdin=True, answer_at_end=True),
-    "gemini": CliHost("gemini", "gemini", structured_output=False, prompt_on_stdin=True),
-    "qwen": CliHost("qwen", "qwen", structured_output=True, prompt_on_stdin=True, answer_at_end=True),
-    "kimi-code": CliHost("kimi-code", "kimi", structured_output=False, prompt_on_stdin=False, answer_at_end=True),
-    "omp": CliHost("omp", "omp", structured_output=False, prompt_on_stdin=False, answer_at_end=True),
-}
-"""The hosts with a blocking JSON mode, by the reference's registered names."""
-
-PROBE_ORDER = ("claude-code", "codex", "gemini", "omp", "kimi-code", "qwen")
-"""The reference's PATH probe order, without `pi` (a stub host that can only fail)."""
-
-_STUB_HOSTS = frozenset({"opencode", "pi"})
-
-
-def host_named(name: str, *, source: str = "judge_host") -> Host:
-    """The host a setting names: a registered CLI name or an http(s) base URL. Raises ConfigError naming `source`."""
-    name = name.strip()
-    if name.startswith(("http://", "https://")):
-        try:
-            parts = urlsplit(name)
-            parts.port  # noqa: B018 - raises ValueError for a port that is not a number in 0-65535
-        except ValueError as exc:
-            raise ConfigError(source, f"{name!r} is not a usable URL: {exc}") from None
-        if not parts.hostname or any(character.isspace() for character in parts.netloc):
-            raise ConfigError(source, f"{name!r} is not a usable URL")
-        return HttpHost(name)
-    if name in CLI_HOSTS:
-        return CLI_HOSTS[name]
-    if name in _STUB_HOSTS:
-        raise ConfigError(source, f"host {name!r} has no blocking JSON mode; use one of {', '.join(CLI_HOSTS)}")
-    by_binary = {host.binary: host.name for host in CLI_HOSTS.values()}
-    close = [by_binary[name]] if name in by_binary else difflib.get_close_matches(name, list(CLI_HOSTS), n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    raise ConfigError(source, f"unknown judge host {name!r}{hint}; use one of {', '.join(CLI_HOSTS)} or an http(s) URL")
-
-
-def select_host(configured: str, env: Mapping[str, str]) -> Host | None:
-    """The judge host: `configured`, else LL_HOST_CLI, else LL_HOOK_HOST, else the first CLI on env's PATH; None
-    when there is none. A name that is set but unknown raises ConfigError (the server refuses to start with it)."""
-    if configured.strip():
-        return host_named(configured)
-    for variable in ("LL_HOST_CLI", "LL_HOOK_HOST"):
-        if env.get(variable, "").strip():
-            return host_named(env[variable], source=variable)
-    path = env.get("PATH", "")
-    for name in PROBE_ORDER:
-        if shutil.which(CLI_HOSTS[name].binary, path=path):
-            return CLI_HOSTS[name]
-    return None
+def _http_host(url: str, source: str) -> HttpHost:
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number in 0-65535
+    except ValueError as exc:
+        raise ConfigError(source, f"{url!r} is not a usable URL: {exc}") from None
+    if not parts.hostname or any(character.isspace() for character in parts.netloc):
+        raise ConfigError(source, f"{url!r} is not a usable URL")
+    return HttpHost(url)

@@ -1,4 +1,4 @@
-"""llm_structured: an LLM judge bound by a verbatim-evidence contract (reference §3.1, ENH-2342, ENH-3185).
+"""llm_structured: an LLM judge bound by a verbatim-evidence contract (little-loops' `llm_structured`, made stricter).
 
 LLM self-grades are right a third to a half of the time, so the judge must quote the output for every yes, no,
 blocked or partial, and a verdict without a quote becomes `no`. The reference stopped there: a judge could invent a
@@ -21,10 +21,12 @@ from typing import Any
 
 from verdict.evaluators.interpolation import InterpolationError, Namespaces, interpolate
 from verdict.evaluators.model import EvaluationInput, EvaluationResult
+from verdict.judges.clipping import clip, clip_payload
 from verdict.judges.envelopes import JudgeReply
+from verdict.judges.model import JudgeAnswer, JudgeRequest
 from verdict.judges.payload import verdict_payload
 from verdict.judges.rulings import RulingCache, host_identity
-from verdict.judges.service import JudgeAnswer, JudgeRequest, JudgeService, clip, clip_payload
+from verdict.judges.service import JudgeService
 
 __all__ = [
     "DEFAULT_PROMPT",
@@ -166,7 +168,7 @@ def settle(
     min_confidence: float,
     uncertain_suffix: bool,
 ) -> tuple[str, dict[str, Any]]:
-    """Turn the judge's answer object into the verdict and its details (reference §3.1 post-processing, in order):
+    """Turn the judge's answer object into the verdict and its details (little-loops' post-processing, in its order):
     defaults, grammar, evidence (blank or not found in the output → `no`), then the `_uncertain` suffix.
 
     A confidence that is not a number is the judge malfunctioning: `error`, where the reference raised.
@@ -241,11 +243,11 @@ class LlmStructured:
     ) -> EvaluationResult:
         prompt = config.get("prompt")
         if prompt:
-            # the reference judges with the raw prompt when a reference cannot be resolved (BUG-760)
+            # an unresolvable `${...}` leaves the prompt raw rather than failing the call: a judge can still read it
             with contextlib.suppress(InterpolationError):
                 prompt = interpolate(prompt, Namespaces.from_context(request.context))
         custom_schema = config.get("schema")
-        model = config.get("model") or self.service.config.judge_model
+        model = config["model"] or self.service.config.judge_model  # validation fills an unset model; "" stays
         user_prompt = build_prompt(prompt, request.output)
 
         async def judge() -> EvaluationResult:
@@ -263,8 +265,8 @@ class LlmStructured:
             # the evidence check reads the whole output, not only the tail the prompt shows
             "output": hashlib.sha256(request.output.encode("utf-8", "surrogatepass")).hexdigest(),
             "settings": {
-                "min_confidence": float(config.get("min_confidence", 0.5)),
-                "uncertain_suffix": bool(config.get("uncertain_suffix", False)),
+                "min_confidence": float(config["min_confidence"]),
+                "uncertain_suffix": bool(config["uncertain_suffix"]),
                 "custom_schema": bool(custom_schema),
             },
         }
@@ -296,8 +298,8 @@ class LlmStructured:
             answer.payload,
             output=request.output,
             custom_schema=bool(custom_schema),
-            min_confidence=float(config.get("min_confidence", 0.5)),
-            uncertain_suffix=bool(config.get("uncertain_suffix", False)),
+            min_confidence=float(config["min_confidence"]),
+            uncertain_suffix=bool(config["uncertain_suffix"]),
         )
         return EvaluationResult(verdict, {**details, **trace})
 

@@ -3,7 +3,7 @@
 1. an object the host produced for the schema (`structured_output`, a `result` object, a bare verdict object);
 2. the reply text parsed as JSON;
 3. tag recovery (llm_structured only): models behind a proxy that ignore the schema answer with `<verdict>`,
-   `<confidence>`, `<reason>`, `<evidence>` tags, sometimes inside a json fence (BUG-2626);
+   `<confidence>`, `<reason>`, `<evidence>` tags, sometimes inside a json fence;
 4. beyond the reference: a JSON object embedded in prose or in a fence. Hosts that cannot enforce a schema (codex,
    gemini, kimi, omp, a local model) often wrap the object in reasoning text, and the reference, which only ever saw
    schema-enforced claude answers, would have failed them all.
@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from verdict.judges.envelopes import JudgeReply, loads, raw_decode
+from verdict.judges.envelopes import JudgeReply, ReplyError, loads, raw_decode
 
 __all__ = ["PayloadError", "json_objects", "recover_tags", "verdict_payload"]
 
@@ -29,13 +29,8 @@ _MAX_OBJECT_STARTS = 256
 so scanning every `{` of a huge reply would be quadratic."""
 
 
-class PayloadError(Exception):
+class PayloadError(ReplyError):
     """Raised when a reply holds no usable answer object. `kind`: `parse_error` or `empty_result`."""
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
 
 
 _TAGS = {

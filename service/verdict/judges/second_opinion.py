@@ -21,8 +21,9 @@ from typing import Any
 from verdict.errors import VerdictError
 from verdict.judges.envelopes import JudgeReply
 from verdict.judges.hosts import Host
+from verdict.judges.model import JudgeRequest
 from verdict.judges.payload import PayloadError, json_objects
-from verdict.judges.service import JudgeRequest, JudgeService
+from verdict.judges.service import JudgeService
 from verdict.metrics import Metrics
 from verdict.verify.model import SecondOpinionResult, Verdict, Verification, VerifyInput
 

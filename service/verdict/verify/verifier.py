@@ -24,7 +24,6 @@ import contextlib
 import dataclasses
 import logging
 import multiprocessing
-import signal
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -33,7 +32,7 @@ from pebble import ProcessExpired, ProcessFuture, ProcessPool
 from verdict.config import Config
 from verdict.errors import Unavailable
 from verdict.metrics import Metrics
-from verdict.runner import Command, CommandNotFound, Runner, minimal_env
+from verdict.runner import Command, CommandNotFound, Runner, minimal_env, signal_name
 from verdict.verify.checks import check_code
 from verdict.verify.fences import FenceScan, scan_fences_bounded
 from verdict.verify.languages import Checker, metric_label
@@ -107,8 +106,8 @@ class Verifier:
         return check_code
 
     async def _check(self, plan: Sequence[BlockCheck | PendingCheck]) -> list[BlockCheck]:
-        shell_slots = asyncio.Semaphore(self._config.max_concurrent_shell_checks)
-        pool_slots = asyncio.Semaphore(self._config.parse_workers)
+        shell_slots = self._runner.limit("bash", self._config).per_call()
+        pool_slots = self._runner.limit("parse", self._config).per_call()
 
         async def check(item: PendingCheck) -> BlockCheck:
             code = item.block.body
@@ -228,9 +227,4 @@ async def _all_or_none(checks: Sequence[Awaitable[BlockCheck]]) -> list[BlockChe
 
 
 def _exit_cause(exitcode: int | None) -> str:
-    if exitcode is not None and exitcode < 0:
-        try:
-            return signal.Signals(-exitcode).name
-        except ValueError:
-            return f"signal {-exitcode}"
-    return f"exit code {exitcode}"
+    return signal_name(exitcode) or f"exit code {exitcode}"

@@ -1,4 +1,4 @@
-"""Issue 5 audit: "the server sets a maximum connection age so clients rebalance when the HPA adds pods".
+"""The server sets a maximum connection age, so clients rebalance when the HPA adds pods.
 
 The config key exists and is range-checked (tests/test_config.py), but nothing showed that the server really closes
 an aged connection, or that the deployed configuration turns it on. A client channel that stays READY for ever

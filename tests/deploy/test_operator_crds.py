@@ -1,4 +1,4 @@
-"""Issue 5 audit: the Prometheus Operator objects (ServiceMonitor, PodMonitor, PrometheusRule) checked against their
+"""The Prometheus Operator objects (ServiceMonitor, PodMonitor, PrometheusRule) checked against their
 CRDs' structure, the way the API server would with the Operator's CRDs installed.
 
 kubernetes-validate has no schema for them (tests/deploy/test_manifests.py proves it refuses them), so the checks

@@ -1,4 +1,4 @@
-"""Issue 4 audit: the reference's 1800 s is the ceiling of every judge call's time limit.
+"""1800 s (little-loops' own limit) is the ceiling of every judge call's time limit.
 
 `judge_timeout_seconds` and `second_opinion_timeout_seconds` over 1800 are refused at startup, and a judge call that
 asks for more time than the ceiling anyway is capped: here the time limit the runner is really given is recorded.

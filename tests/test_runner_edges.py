@@ -1,4 +1,4 @@
-"""Audit of issue 2: "All subprocess spawning goes through one runner module", and the per-tool subprocess metrics
+"""All subprocess spawning goes through one runner module, and the per-tool subprocess metrics
 (counts, durations, timeouts) for the tools the server really runs, observed over a real channel."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import pytest
 from tests.support import make_config, serving
 from verdict.v1 import verdict_pb2
 
-PACKAGE = Path(__file__).resolve().parents[2] / "service" / "verdict"
+PACKAGE = Path(__file__).resolve().parents[1] / "service" / "verdict"
 RUNNER = PACKAGE / "runner.py"
 POOL_OWNER = PACKAGE / "verify" / "verifier.py"
-"""The parse pool (pebble, spawn start method) is the one other place processes start: the issue asks for it."""
+"""The parse pool (pebble, spawn start method) is the one other place processes start, owned by the verifier."""
 
 _SPAWNING_MODULES = {"subprocess", "pty", "multiprocessing", "pebble", "concurrent.futures.process"}
 _SPAWNING_CALLS = {

@@ -1,8 +1,8 @@
-"""Audit of issue 3: edges of reference §2 that the behaviour table in tests/evaluators/cases.py does not pin yet,
+"""Edges of the dispatcher's order that the behaviour table in tests/evaluators/cases.py does not pin yet,
 run like the table (pure functions; `Evaluations.evaluate` with the dict and YAML forms; the RPC with the typed and
-YAML forms), and the `yaml` member fed JSON text (the issue: "YAML or JSON") for every table row over the wire.
+YAML forms), and the `yaml` member fed JSON text (the block may be YAML or JSON) for every table row over the wire.
 
-Each expected verdict below was read off the seed reference (`shared/seeds/001_*`): `path[1:]` strips exactly one
+Each expected verdict below follows little-loops' own evaluators: `path[1:]` strips exactly one
 leading dot; `str.isdigit()` takes "01"; `splitlines()` splits on CR and U+2028 too and `ln.strip()` drops
 whitespace-only lines; `envelope.get("isError", exit_code != 0)` is truthiness of a present key; harbor_scorer and
 exit_code read any non-zero exit themselves.

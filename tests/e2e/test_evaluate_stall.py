@@ -1,5 +1,5 @@
-"""Audit of issue 3: the stall evaluators across sequences of calls over a real channel, carrying the token, in both
-config forms: a replayed call, and two independent loops interleaved. The existing end-to-end test covers only
+"""The stall evaluators across sequences of calls over a real channel, carrying the token, in both
+config forms: a replayed call, and two independent loops interleaved. tests/e2e/test_evaluate.py drives
 action_stall; score_stall, open_question_stall and diff_stall (real git) are driven the same way here. Also: git runs
 are counted per tool, and the server's own git environment (global/system config, an index override) never reaches
 diff_stall's git."""

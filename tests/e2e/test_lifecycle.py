@@ -1,8 +1,8 @@
-"""Audit of issue 2 (the server): readiness during shutdown for both readiness names, refusal of new calls while a
+"""The server's lifecycle: readiness during shutdown for both readiness names, refusal of new calls while a
 held call drains, `verdict serve --config` precedence through a real process, and invalid UTF-8 amid other traffic.
 
-The existing tests watch only the "" health name across SIGTERM and load the YAML file through `load_config`
-directly; these pin the same promises for `verdict.v1.VerdictService` and for the real command line.
+tests/e2e/test_shutdown.py watches only the "" health name across SIGTERM and load the YAML file through `load_config`
+directly; these tests pin the same promises for `verdict.v1.VerdictService` and for the real command line.
 """
 
 from __future__ import annotations

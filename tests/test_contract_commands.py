@@ -1,8 +1,8 @@
-"""Issue 6 audit: the contract checks bite, the documented commands for other languages run as written, and the
+"""The contract checks bite, the documented commands for other languages run as written, and the
 README's tour (one call from Python, one from Node, one from the command line) works against a real server.
 
 Already proved elsewhere: buf breaking bites (clients/typescript/test/contract.test.ts), the Python tour
-(tests/test_readme.py), the grpcurl payloads of docs/clients.md (tests/test_contract.py). Not proved until here:
+(tests/test_readme.py), the grpcurl payloads of docs/clients.md (tests/test_contract.py). Proved here:
 that `buf lint`'s COMMENTS rules fail an undocumented field, that either freshness check fails on drift, that the
 Go/Java generation commands of docs/clients.md produce the files they promise, and the README's Node and
 command-line tour.
@@ -26,7 +26,7 @@ from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoRe
 
 from tests.support import ServerProcess, start_server_process, stop_server_process
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 PROTOS = ROOT / "protos"
 PROTO = Path("verdict") / "v1" / "verdict.proto"
 TS_CLIENT = ROOT / "clients" / "typescript"

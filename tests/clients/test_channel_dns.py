@@ -1,4 +1,4 @@
-"""Issue 6 audit: the Python client's round-robin over a headless Service, through a real DNS lookup.
+"""The Python client's round-robin over a headless Service, through a real DNS lookup.
 
 tests/clients/test_channel.py proves round_robin with an `ipv4:` list of addresses. A headless Service is a DNS
 name with one A record per ready pod, reached with a `dns:` target, so here a small DNS server on 127.0.0.1 answers

@@ -1,0 +1,115 @@
+"""The outside work two evaluators need, and what the dispatcher hands every run to reach it.
+
+output_contains runs a time-bounded regular-expression search off the event loop; diff_stall runs git through the
+runner (the fingerprint's plumbing, or `git diff --stat`). Everything else an evaluator decides stays a pure
+function of its `Step`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from verdict import patterns
+from verdict.config import Config
+from verdict.errors import DeadlineTooShort
+from verdict.evaluators import deterministic, stall
+from verdict.evaluators.diffstat import GitFailed, diff_stat
+from verdict.evaluators.fingerprint import fingerprint
+from verdict.evaluators.model import EvaluationResult, Judgement, Step
+from verdict.runner import Runner
+from verdict.workspace import find_repository
+
+__all__ = ["Outside", "Workspace", "diff_stall", "output_contains"]
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """The request's workspace, resolved inside the server's workspace_root (only for types that need one)."""
+
+    root: Path
+    path: Path
+    relative: str
+
+
+@dataclass(frozen=True)
+class Outside:
+    """What a run may reach besides its step: the server's limits, the runner, the caller's deadline.
+
+    `token` is the state token exactly as the caller sent it, for the error paths that hand it back unchanged.
+    `deadline` is the caller's absolute `time.monotonic()` deadline, or None.
+    """
+
+    config: Config
+    runner: Runner
+    deadline: float | None = None
+    token: bytes = b""
+    workspace: Workspace | None = None
+
+    def bound(self, limit: float) -> float:
+        """`limit`, or less when the caller's deadline is nearer; no time left is DEADLINE_EXCEEDED."""
+        if self.deadline is None:
+            return limit
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0:
+            raise DeadlineTooShort("the call's deadline passed before the evaluation could start")
+        return min(limit, remaining)
+
+
+async def output_contains(step: Step, outside: Outside) -> Judgement | EvaluationResult:
+    """The search under regex_timeout_seconds, then the pure verdict; a refused or endless pattern is `error`."""
+    bound = outside.bound(outside.config.regex_timeout_seconds)
+    pattern: str = step.settings["pattern"]
+    try:
+        matched = await patterns.search(pattern, step.output, timeout=bound)
+    except patterns.PatternTooLarge as refused:
+        details = {"error": str(refused), "pattern": pattern, "negate": step.settings["negate"]}
+        return EvaluationResult("error", details)
+    except patterns.PatternTimeout:
+        details = {
+            "error": f"pattern did not finish within {bound:g}s (regex_timeout_seconds); simplify it",
+            "pattern": pattern,
+            "negate": step.settings["negate"],
+            "timed_out": True,
+        }
+        return EvaluationResult("error", details)
+    # Each error pattern is a pass over the output: off the event loop too.
+    return await asyncio.to_thread(deterministic.output_contains, step, matched=matched)
+
+
+async def diff_stall(step: Step, outside: Outside) -> Judgement | EvaluationResult:
+    """The workspace's fingerprint (`compare: content`) or `git diff --stat` (`compare: stat`), then the pure stall
+    rule; git trouble, or a repository past the fingerprint's bounds, is `error` with the token unchanged."""
+    workspace = outside.workspace
+    if workspace is None:  # the record says needs_workspace, so the dispatcher always resolves one
+        raise AssertionError("diff_stall runs without a workspace")
+    if not workspace.path.is_dir():
+        error = f"workspace {workspace.relative!r} is not a directory"
+        return EvaluationResult("error", {"error": error}, outside.token)
+    repository = find_repository(workspace.root, workspace.path)
+    if repository is None:
+        error = f"git diff failed: {workspace.relative!r} is not in a git repository under the workspace root"
+        return EvaluationResult("error", {"error": error}, outside.token)
+    bound = outside.bound(outside.config.git_timeout_seconds)
+    scope = step.settings["scope"]
+    try:
+        if step.settings["compare"] == "stat":
+            diff = await diff_stat(
+                outside.runner, repository, root=workspace.root, cwd=workspace.path, scope=scope, timeout=bound
+            )
+            return stall.diff_stall(step, diff)
+        found = await fingerprint(
+            outside.runner,
+            repository,
+            root=workspace.root,
+            cwd=workspace.path,
+            scope=scope,
+            timeout=bound,
+            max_bytes=outside.config.diff_stall_max_bytes,
+            max_files=outside.config.diff_stall_max_files,
+        )
+    except GitFailed as failure:
+        return EvaluationResult("error", {"error": str(failure)}, outside.token)
+    return stall.diff_stall_content(step, found.parts())

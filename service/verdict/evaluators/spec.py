@@ -1,0 +1,44 @@
+"""What ListEvaluators says about an evaluator type: its fields (with defaults and range rules) and its verdicts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["EvaluatorSpec", "FieldSpec"]
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """One configuration key of an evaluator type.
+
+    `type` is one of the EvaluatorField.type strings of the proto ("string", "number", "integer", "boolean",
+    "number|string", "string|integer", "any", "list[string]", "object", "list[object]"). `choices`, `minimum` and
+    `maximum` are the range rules validation applies; they are not part of the wire catalogue.
+    """
+
+    name: str
+    type: str
+    description: str
+    required: bool = False
+    default: Any = None
+    choices: tuple[str, ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+
+
+@dataclass(frozen=True)
+class EvaluatorSpec:
+    """One evaluator type as ListEvaluators describes it; the flags are part of the wire catalogue."""
+
+    type: str
+    description: str
+    fields: tuple[FieldSpec, ...]
+    verdicts: tuple[str, ...]
+    open_verdicts: bool = False
+    exit_code_aware: bool = False
+    uses_judge: bool = False
+    stateful: bool = False
+
+    def field(self, name: str) -> FieldSpec | None:
+        return next((spec for spec in self.fields if spec.name == name), None)

@@ -1,0 +1,108 @@
+"""The protobuf wire format, walked by hand where the runtime gives up: the servicer's lenient request decoder.
+
+grpcio answers a request its deserializer refuses with INTERNAL "Exception deserializing request", which blames the
+server for the caller's bytes (a Java client can put invalid UTF-8 in a string field). `lenient_decoder` turns such
+a request into an `Undecodable` naming the field at fault, and the rpc layer answers INVALID_ARGUMENT. Kept apart
+from the servicer as grpclib keeps its codec apart from its server: nothing here knows the service.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from google.protobuf import message
+from google.protobuf.descriptor import FieldDescriptor
+
+__all__ = ["DIAGNOSE_DEPTH", "Undecodable", "diagnose", "lenient_decoder", "varint"]
+
+
+@dataclass(frozen=True)
+class Undecodable:
+    """A request the protobuf runtime refused; `field` is our best reading of which field was at fault."""
+
+    message_type: str
+    field: str
+    problem: str
+
+
+Request = TypeVar("Request", bound=message.Message)
+
+
+DIAGNOSE_DEPTH = 100
+"""Messages nested deeper than this are not walked: the protobuf runtime refuses such nesting anyway (upb's limit is
+100), and a recursive walk of a hostile 3,000-deep Struct would raise RecursionError inside grpc's deserializer,
+which the caller would see as UNKNOWN."""
+
+
+def lenient_decoder(message_class: type[Request]) -> Callable[[bytes], Request | Undecodable]:
+    """A request deserializer for grpc that returns `Undecodable` where the runtime raises, so the servicer can
+    answer INVALID_ARGUMENT naming the field instead of grpcio's INTERNAL "Exception deserializing request"."""
+
+    def decode(data: bytes) -> Request | Undecodable:
+        try:
+            return message_class.FromString(data)
+        except message.DecodeError as exc:
+            try:
+                field, problem = diagnose(message_class.DESCRIPTOR, data)
+            except Exception:  # the diagnosis is a courtesy; it must never turn a bad request into UNKNOWN
+                field, problem = "", ""
+            return Undecodable(message_class.DESCRIPTOR.full_name, field, problem or str(exc))
+
+    return decode
+
+
+def diagnose(descriptor: Any, data: bytes, prefix: str = "", depth: int = 0) -> tuple[str, str]:
+    """Walk the wire format to name the field that made decoding fail (invalid UTF-8 in a string, nesting too deep).
+
+    Returns (field path, problem), or ("", "") when the walk finds nothing to blame.
+    """
+    if depth >= DIAGNOSE_DEPTH:
+        top = prefix.split(".", 1)[0]
+        return top, f"{top} is nested more than {DIAGNOSE_DEPTH} messages deep"
+    position = 0
+    try:
+        while position < len(data):
+            tag, position = varint(data, position)
+            number, wire_type = tag >> 3, tag & 7
+            if wire_type == 0:
+                _, position = varint(data, position)
+            elif wire_type == 1:
+                position += 8
+            elif wire_type == 5:
+                position += 4
+            elif wire_type == 2:
+                length, position = varint(data, position)
+                chunk = data[position : position + length]
+                position += length
+                field = descriptor.fields_by_number.get(number)
+                if field is None:
+                    continue
+                path = f"{prefix}{field.name}"
+                if field.type == FieldDescriptor.TYPE_STRING:
+                    try:
+                        chunk.decode("utf-8")
+                    except UnicodeDecodeError as exc:
+                        return path, f"{path} is not valid UTF-8 (byte {exc.start})"
+                elif field.type == FieldDescriptor.TYPE_MESSAGE:
+                    nested_field, problem = diagnose(field.message_type, chunk, f"{path}.", depth + 1)
+                    if problem:
+                        return nested_field, problem
+            else:
+                return "", ""
+    except IndexError:
+        return "", ""
+    return "", ""
+
+
+def varint(data: bytes, position: int) -> tuple[int, int]:
+    """The base-128 varint at `position` and the position after it; IndexError when the data ends inside it."""
+    result = shift = 0
+    while True:
+        byte = data[position]
+        position += 1
+        result |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return result, position
+        shift += 7

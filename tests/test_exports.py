@@ -1,0 +1,98 @@
+"""The curated package surfaces, pinned: a name added to or dropped from a public surface is a decision, made here.
+
+Each surface's `__all__` is exactly the intended names, every one of them importable, and nothing the rest of the
+code imports from a package's top level is missing from its `__all__`.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import subprocess
+from pathlib import Path
+
+import pytest
+
+SURFACES = {
+    "verdict": {"__version__"},
+    "verdict.evaluators": {
+        "CATALOGUE",
+        "DEFAULT_CONTRACT",
+        "EvaluationInput",
+        "EvaluationResult",
+        "Evaluations",
+        "Evaluator",
+        "EvaluatorSpec",
+        "FieldSpec",
+        "InterpolationError",
+        "JudgedEvaluator",
+        "Judgement",
+        "Namespaces",
+        "Outside",
+        "Pure",
+        "Registry",
+        "Step",
+        "interpolate",
+        "jsonable",
+        "load_evaluate_block",
+        "validate",
+        "whole_numbers",
+    },
+    "verdict.errors": {
+        "ERROR_DOMAIN",
+        "ConfigError",
+        "DeadlineTooShort",
+        "FailedPrecondition",
+        "Internal",
+        "InvalidArgument",
+        "InvalidConfig",
+        "PermissionDenied",
+        "ResourceExhausted",
+        "Unavailable",
+        "VerdictError",
+    },
+    "verdict.wire": {"DIAGNOSE_DEPTH", "Undecodable", "diagnose", "lenient_decoder", "varint"},
+}
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("name", sorted(SURFACES))
+def test_the_surface_is_exactly_the_intended_names(name: str) -> None:
+    module = importlib.import_module(name)
+    assert set(module.__all__) == SURFACES[name]
+    assert len(module.__all__) == len(set(module.__all__)), "a name listed twice"
+    missing = [export for export in module.__all__ if not hasattr(module, export)]
+    assert missing == []
+
+
+def _top_level_imports(package: str) -> dict[str, set[str]]:
+    """Names imported as `from <package> import X` in the tracked Python of service/, bench/ and tests/, by file."""
+    found: dict[str, set[str]] = {}
+    listed = subprocess.run(
+        ["git", "ls-files", "--", "service/*.py", "bench/*.py", "tests/*.py"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    for name in listed:
+        path = REPO / name
+        if "/v1/" in name or "/corpus/" in name:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == package and node.level == 0:
+                found.setdefault(name, set()).update(alias.name for alias in node.names)
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(SURFACES))
+def test_what_other_code_imports_from_a_package_top_level_is_on_its_surface(name: str) -> None:
+    module = importlib.import_module(name)
+    submodules = {path.stem for path in Path(module.__file__ or "").parent.glob("*.py")}
+    strays = {
+        path: names - set(module.__all__) - submodules
+        for path, names in _top_level_imports(name).items()
+        if names - set(module.__all__) - submodules
+    }
+    assert strays == {}
