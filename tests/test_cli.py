@@ -70,7 +70,9 @@ def _sample_value(key: str) -> str:
     samples = {
         "grpc_address": "127.0.0.1:1",
         "metrics_address": "127.0.0.1:2",
+        "health_address": "127.0.0.1:3",
         "log_level": "DEBUG",
+        "tls_client_auth": "require",
         "judge_cache": "off",
         "judge_cache_url": "redis://cache:6379/0",
     }
@@ -86,10 +88,49 @@ def _sample_value(key: str) -> str:
     return "/srv/x" if key == "workspace_root" else "some-value"
 
 
+_COMPANIONS = {
+    "tls_cert_file": {"tls_key_file": "/k.pem"},
+    "tls_key_file": {"tls_cert_file": "/c.pem"},
+    "tls_client_ca_file": {"tls_cert_file": "/c.pem", "tls_key_file": "/k.pem", "tls_client_auth": "require"},
+    "tls_client_auth": {"tls_cert_file": "/c.pem", "tls_key_file": "/k.pem", "tls_client_ca_file": "/ca.pem"},
+    "auth_tokens_dir": {"auth_policy_file": "/policy.yaml"},
+}
+"""Keys that are only valid together with others (TLS and auth settings are checked as a set)."""
+
+
 def test_every_key_is_a_serve_flag_and_an_environment_variable() -> None:
     for key in config_keys():
-        value = _sample_value(key)
-        args = build_parser().parse_args(["serve", f"--{key.replace('_', '-')}", value])
+        values = {key: _sample_value(key), **_COMPANIONS.get(key, {})}
+        argv = ["serve"]
+        for name, value in values.items():
+            argv += [f"--{name.replace('_', '-')}", value]
+        args = build_parser().parse_args(argv)
         from_flag = load_config(flags={k: getattr(args, k) for k in config_keys()})
-        from_env = load_config(env={f"VERDICT_{key.upper()}": value})
+        from_env = load_config(env={f"VERDICT_{name.upper()}": value for name, value in values.items()})
         assert getattr(from_flag, key) == getattr(from_env, key) != getattr(Config(), key), key
+
+
+def test_verify_against_a_server_with_tls_and_auth(tmp_path: Path) -> None:
+    from tests.certs import CertificateAuthority
+    from tests.support import start_server_process, stop_server_process
+
+    ca = CertificateAuthority(tmp_path / "ca")
+    server_cert = ca.server()
+    (tmp_path / "tokens").mkdir()
+    (tmp_path / "tokens" / "cli").write_text("cli-token-0123456789abcdef\n")
+    (tmp_path / "token").write_text("cli-token-0123456789abcdef\n")
+    (tmp_path / "policy.yaml").write_text("principals: {cli: {rpcs: [VerifyResponse]}}\n")
+    server = start_server_process(
+        "--tls-cert-file", str(server_cert.cert_file), "--tls-key-file", str(server_cert.key_file),
+        "--auth-policy-file", str(tmp_path / "policy.yaml"), "--auth-tokens-dir", str(tmp_path / "tokens"),
+    )  # fmt: skip
+    try:
+        common = ["verify", "--target", server.target, "--ca-file", str(ca.cert_file), "--server-name", "localhost"]
+        done = _verdict(*common, "--token-file", str(tmp_path / "token"), stdin=b"```json\n{}\n```\n")
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["verdict"] == "VERIFY_VERDICT_OK"
+        refused = _verdict(*common, stdin=b"```json\n{}\n```\n")
+        assert refused.returncode == 2
+        assert b"needs a bearer token" in refused.stderr
+    finally:
+        stop_server_process(server)

@@ -47,6 +47,11 @@ def _serve_parser(subparsers: Any) -> None:
 def _input_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", help="call a running server at host:port instead of checking in-process")
     parser.add_argument("--timeout", type=float, default=30.0, help="deadline in seconds when calling a server")
+    parser.add_argument("--ca-file", help="with --target: PEM roots that verify the server (turns TLS on)")
+    parser.add_argument("--cert-file", help="with --target and --ca-file: PEM client certificate (mutual TLS)")
+    parser.add_argument("--key-file", help="with --cert-file: its PEM private key")
+    parser.add_argument("--token-file", help="with --target: file holding the bearer token to send")
+    parser.add_argument("--server-name", help="with --ca-file: host name expected in the server certificate")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -135,13 +140,25 @@ async def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
 
 
 async def _call(args: argparse.Namespace, method: str, request: Any) -> Any:
+    import grpc
     import grpc.aio
 
     from verdict.v1 import verdict_pb2_grpc
 
-    async with grpc.aio.insecure_channel(args.target) as channel:
+    metadata = None
+    if args.token_file:
+        metadata = (("authorization", f"Bearer {Path(args.token_file).read_text().strip()}"),)
+    if args.ca_file:
+        client_key = Path(args.key_file).read_bytes() if args.key_file else None
+        client_cert = Path(args.cert_file).read_bytes() if args.cert_file else None
+        credentials = grpc.ssl_channel_credentials(Path(args.ca_file).read_bytes(), client_key, client_cert)
+        options = [("grpc.ssl_target_name_override", args.server_name)] if args.server_name else []
+        channel = grpc.aio.secure_channel(args.target, credentials, options=options)
+    else:
+        channel = grpc.aio.insecure_channel(args.target)
+    async with channel:
         stub = verdict_pb2_grpc.VerdictServiceStub(channel)
-        return await getattr(stub, method)(request, timeout=args.timeout)
+        return await getattr(stub, method)(request, timeout=args.timeout, metadata=metadata)
 
 
 def _as_json(response: Any) -> dict[str, Any]:

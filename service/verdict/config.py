@@ -187,6 +187,87 @@ class Config:
         1500, "Completion tokens an unverifiable answer needs before a second opinion is worth its cost.", minimum=1
     )
     second_opinion_timeout_seconds: float = _key(60.0, "Time limit for one second-opinion call.", minimum=0.1)
+    tls_cert_file: str = _key(
+        "",
+        "PEM certificate chain the gRPC and /metrics ports present; set with tls_key_file to serve TLS. Re-read when "
+        "the file changes (a rotated Secret), for new connections only. Empty: plaintext.",
+    )
+    tls_key_file: str = _key("", "PEM private key of tls_cert_file; re-read with it.")
+    tls_client_ca_file: str = _key(
+        "", "PEM certificate authorities that sign client certificates (mutual TLS); needs tls_client_auth require."
+    )
+    tls_client_auth: str = _key(
+        "none",
+        "Client certificates: none (not asked for), or require (every connection presents one signed by "
+        "tls_client_ca_file; its identity can be a principal in auth_policy_file).",
+        choices=("none", "require"),
+    )
+    auth_policy_file: str = _key(
+        "",
+        "YAML file naming the principals and what each may call (RPCs, judges, reflection, /metrics); setting it turns "
+        "authentication and authorization on. Re-read when it changes. Empty: every caller may call everything.",
+    )
+    auth_tokens_dir: str = _key(
+        "",
+        "Directory of bearer tokens, one file per principal (file name = principal, content = token), as a mounted "
+        "Kubernetes Secret; re-read when it changes. Needs auth_policy_file.",
+    )
+    reflection_requires_auth: bool = _key(
+        True, "With auth on, only principals the policy allows `reflection` may use server reflection."
+    )
+    metrics_requires_auth: bool = _key(
+        False, "With auth on, only principals the policy allows `metrics` may scrape /metrics (bearer token or mTLS)."
+    )
+    health_address: str = _key(
+        "",
+        "Extra plaintext listener (host:port) serving only grpc.health.v1, for exec probes and kubelet when the main "
+        "port needs TLS or a token; bind it to 127.0.0.1. Empty: none.",
+    )
+    max_concurrent_streams: int = _key(
+        100,
+        "HTTP/2 streams one connection may have open (calls past it wait in the client); 0 leaves gRPC's default.",
+        minimum=0,
+        maximum=_GRPC_INT_MAX,
+    )
+    max_connections: int = _key(
+        1024,
+        "gRPC connections held at once; more are closed as they arrive (gRPC's max_allowed_incoming_connections). "
+        "0 means no limit.",
+        minimum=0,
+        maximum=_GRPC_INT_MAX,
+    )
+    max_calls_per_connection: int = _key(
+        0,
+        "Calls in flight on one connection; more are RESOURCE_EXHAUSTED (TOO_MANY_CALLS_PER_CONNECTION). Health is "
+        "exempt. 0 means no limit beyond max_concurrent_streams.",
+        minimum=0,
+    )
+    max_calls_per_principal: int = _key(
+        0,
+        "Calls in flight per principal (anonymous callers share one budget); more are RESOURCE_EXHAUSTED "
+        "(TOO_MANY_CALLS_PER_PRINCIPAL). Health is exempt. 0 means no limit.",
+        minimum=0,
+    )
+    max_connection_idle_seconds: float = _key(
+        600.0,
+        "Close a gRPC connection with no call for this long (GOAWAY), so idle sockets do not pile up; 0 disables.",
+        minimum=0,
+        maximum=_GRPC_MILLISECONDS_MAX,
+    )
+    handshake_timeout_seconds: float = _key(
+        10.0,
+        "Time a new gRPC connection gets to finish its TLS and HTTP/2 handshake before it is closed.",
+        minimum=0.1,
+        maximum=_GRPC_MILLISECONDS_MAX,
+    )
+    metrics_max_connections: int = _key(
+        64, "Connections the /metrics server holds at once; more are closed on accept.", minimum=1
+    )
+    metrics_read_timeout_seconds: float = _key(
+        10.0,
+        "Time a /metrics connection gets for its TLS handshake and request headers before it is closed.",
+        minimum=0.1,
+    )
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -202,7 +283,7 @@ class Config:
             choices = f.metadata.get("choices")
             if choices and value not in choices:
                 raise ConfigError(f.name, f"must be one of {', '.join(choices)}, got {value!r}")
-        for name in ("grpc_address", "metrics_address"):
+        for name in ("grpc_address", "metrics_address", "health_address"):
             address = getattr(self, name)
             if address or name == "grpc_address":
                 _check_address(name, address)
@@ -216,6 +297,32 @@ class Config:
             )
         if self.workspace_root and not Path(self.workspace_root).is_absolute():
             raise ConfigError("workspace_root", f"must be an absolute path, got {self.workspace_root!r}")
+        self._check_security()
+
+    def _check_security(self) -> None:
+        """TLS and auth settings that only make sense together are checked together, so a half-configured server
+        (a key without a certificate, a CA that nothing uses) stops at startup instead of running open."""
+        if bool(self.tls_cert_file) != bool(self.tls_key_file):
+            key = "tls_key_file" if self.tls_cert_file else "tls_cert_file"
+            raise ConfigError(key, "tls_cert_file and tls_key_file are set together")
+        if self.tls_client_auth == "require" and not self.tls_client_ca_file:
+            raise ConfigError("tls_client_ca_file", "is required when tls_client_auth is require")
+        if self.tls_client_ca_file and self.tls_client_auth != "require":
+            raise ConfigError("tls_client_auth", "must be require when tls_client_ca_file is set")
+        if self.tls_client_auth == "require" and not self.tls_cert_file:
+            raise ConfigError("tls_cert_file", "is required for mutual TLS (tls_client_auth require)")
+        if self.auth_tokens_dir and not self.auth_policy_file:
+            raise ConfigError("auth_policy_file", "is required when auth_tokens_dir is set (who may call what)")
+
+    @property
+    def tls(self) -> bool:
+        """Whether the gRPC and /metrics ports serve TLS."""
+        return bool(self.tls_cert_file)
+
+    @property
+    def auth(self) -> bool:
+        """Whether callers must authenticate and are authorized by the policy."""
+        return bool(self.auth_policy_file)
 
     def describe(self) -> dict[str, str]:
         """Each key's documentation, for `verdict serve --help` and docs/configuration.md."""

@@ -4,7 +4,8 @@
 VerdictError                      base; never raised itself
 ├── InvalidArgument               the request is wrong whatever the server's state  → INVALID_ARGUMENT
 │   └── InvalidConfig             an evaluator configuration is wrong (field path)  → INVALID_ARGUMENT
-├── PermissionDenied              a path resolves outside workspace_root             → PERMISSION_DENIED
+├── Unauthenticated               no valid bearer token or client certificate        → UNAUTHENTICATED
+├── PermissionDenied              outside workspace_root, or the policy forbids it   → PERMISSION_DENIED
 ├── ResourceExhausted             too big, or too busy (a bounded queue overflowed)  → RESOURCE_EXHAUSTED
 ├── DeadlineTooShort              the caller has no time left for the work asked     → DEADLINE_EXCEEDED
 ├── FailedPrecondition            the server is not set up for this call             → FAILED_PRECONDITION
@@ -35,6 +36,7 @@ __all__ = [
     "InvalidConfig",
     "PermissionDenied",
     "ResourceExhausted",
+    "Unauthenticated",
     "Unavailable",
     "VerdictError",
 ]
@@ -87,8 +89,17 @@ class InvalidConfig(InvalidArgument):
     default_reason = "INVALID_EVALUATOR_CONFIG"
 
 
+class Unauthenticated(VerdictError):
+    """Raised when auth is on and the caller proved no identity: no bearer token and no client certificate the
+    policy knows, or a token that matches no principal. The caller should fix its credentials, not retry."""
+
+    code_name = "UNAUTHENTICATED"
+    default_reason = "UNAUTHENTICATED"
+
+
 class PermissionDenied(VerdictError):
-    """Raised when a workspace or file path resolves outside the configured workspace_root."""
+    """Raised when a workspace or file path resolves outside the configured workspace_root, or when an authenticated
+    principal asks for an RPC, or a judge, its policy does not allow (reason RPC_NOT_ALLOWED, JUDGES_NOT_ALLOWED)."""
 
     code_name = "PERMISSION_DENIED"
     default_reason = "OUTSIDE_WORKSPACE_ROOT"

@@ -203,6 +203,25 @@ class Metrics:
             ("host", "model", "kind"),
             registry=registry,
         )
+        self.auth_decisions = Counter(
+            "verdict_auth_decisions_total",
+            "Access decisions on gRPC calls (health excepted), by principal (the policy's principals, anonymous, "
+            "other) and decision (allowed, unauthenticated, permission_denied, limited).",
+            ("principal", "decision"),
+            registry=registry,
+        )
+        self.calls_in_flight_rejected = Counter(
+            "verdict_calls_in_flight_rejected_total",
+            "Calls rejected with RESOURCE_EXHAUSTED by an in-flight limit (per_connection, per_principal).",
+            ("limit",),
+            registry=registry,
+        )
+        self.metrics_connections_rejected = Counter(
+            "verdict_metrics_connections_rejected_total",
+            "Connections to the /metrics port closed unanswered, by reason (too_many, timeout, tls).",
+            ("reason",),
+            registry=registry,
+        )
         self.judges_waiting = Gauge("verdict_judges_waiting", "Judge calls queued for a free slot.", registry=registry)
         self.build_info = Gauge(
             "verdict_build_info",

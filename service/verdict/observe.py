@@ -33,13 +33,16 @@ class CallContext:
     method: str
     request_id: str
     deadline_seconds: float | None
+    principal: str = ""
+    """The authenticated principal (never a token); empty until the access interceptor has authenticated the call."""
 
 
 current_call: contextvars.ContextVar[CallContext | None] = contextvars.ContextVar("verdict_call", default=None)
 
 
 class CallContextFilter(logging.Filter):
-    """Adds `%(call)s` to every log record: the RPC method, the caller's x-request-id and the deadline it gave, so a
+    """Adds `%(call)s` to every log record: the RPC method, the caller's x-request-id, the deadline it gave and (with
+    auth on) the principal, so a
     warning from a judge or a parse can be traced to the call that caused it. Outside a call it is `-`."""
 
     def filter(self, record: logging.LogRecord) -> bool:
@@ -48,7 +51,8 @@ class CallContextFilter(logging.Filter):
             record.call = "-"
         else:
             deadline = "none" if call.deadline_seconds is None else f"{call.deadline_seconds:.1f}s"
-            record.call = f"{call.method} request_id={call.request_id or '-'} deadline={deadline}"
+            principal = f" principal={call.principal}" if call.principal else ""
+            record.call = f"{call.method} request_id={call.request_id or '-'} deadline={deadline}{principal}"
         return True
 
 

@@ -24,6 +24,7 @@ from google.protobuf.descriptor import Descriptor
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
+from verdict.auth import current_caller, require_judges
 from verdict.errors import ERROR_DOMAIN, Internal, InvalidArgument, InvalidConfig, ResourceExhausted, VerdictError
 from verdict.evaluators import (
     EvaluationInput,
@@ -154,19 +155,26 @@ class VerdictServicer:
         self._evaluations = evaluations
         self._max_response_bytes = max_response_bytes
         self._catalogue = _catalogue_response(evaluations.catalogue())
+        self._judge_types = frozenset(spec.type for spec in evaluations.catalogue() if spec.uses_judge)
 
     @_translating
     async def VerifyResponse(
         self, request: verdict_pb2.VerifyResponseRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> verdict_pb2.VerifyResponseResponse:
-        verification = await self._verifier.verify(verify_input(request), deadline=_deadline(context))
+        verification = await self._verifier.verify(
+            verify_input(request), deadline=_deadline(context), second_opinion=current_caller.get().grant.judges
+        )
         return verification_to_proto(verification)
 
     @_translating
     async def Evaluate(
         self, request: verdict_pb2.EvaluateRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> verdict_pb2.EvaluateResponse:
-        result = await self._evaluations.evaluate(evaluation_input(request), deadline=_deadline(context))
+        evaluation = evaluation_input(request)
+        kind = evaluation.config.get("type")
+        if isinstance(kind, str) and kind in self._judge_types:
+            require_judges(current_caller.get(), str(kind))
+        result = await self._evaluations.evaluate(evaluation, deadline=_deadline(context))
         return evaluation_to_proto(result)
 
     @_translating

@@ -17,7 +17,6 @@ Lifecycle, and what health reports at each step:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import signal
@@ -33,6 +32,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from prometheus_client import CollectorRegistry
 
+from verdict.access import AccessInterceptor
+from verdict.auth import Gate
 from verdict.config import Config
 from verdict.errors import ConfigError
 from verdict.evaluators import Evaluations
@@ -42,6 +43,8 @@ from verdict.metrics import Metrics
 from verdict.observe import MetricsInterceptor
 from verdict.rpc import SERVICE_DESCRIPTOR, SERVICE_NAME, VerdictServicer, method_handlers
 from verdict.runner import Runner
+from verdict.scrape import MetricsHttpServer
+from verdict.tls import Certificates, server_credentials
 from verdict.verify.verifier import Verifier
 
 __all__ = ["LIVENESS_SERVICE", "READINESS_SERVICES", "App", "build_server", "serve"]
@@ -89,6 +92,12 @@ class App:
     health: Health
     metrics: Metrics
     components: Components
+    gate: Gate
+    certificates: Certificates | None = None
+    health_server: grpc.aio.Server | None = None
+    """The plaintext health-only listener (`health_address`), if configured."""
+    health_port: int = 0
+    access: AccessInterceptor | None = None
     _stopping: bool = False
     _stopped: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -98,6 +107,8 @@ class App:
 
     async def start(self) -> None:
         """Accept calls, then report ready."""
+        if self.health_server is not None:
+            await self.health_server.start()
         await self.server.start()
         await self.mark_ready()
 
@@ -120,6 +131,8 @@ class App:
             await self.health.drain(READINESS_SERVICES)
             log.info("draining: up to %.1fs for in-flight calls", grace)
             await self.server.stop(grace)
+            if self.health_server is not None:
+                await self.health_server.stop(0)
             await self.components.aclose()
             log.info("stopped")
         finally:
@@ -134,7 +147,17 @@ def _server_options(config: Config) -> list[tuple[str, Any]]:
         ("grpc.keepalive_permit_without_calls", 1),
         ("grpc.http2.min_ping_interval_without_data_ms", 20_000),
         ("grpc.so_reuseport", 0),
+        # Bounds for hostile or forgetful peers: a connection that never finishes its handshake, or that stays idle,
+        # is closed, and one connection cannot open unbounded streams.
+        ("grpc.server_handshake_timeout_ms", int(config.handshake_timeout_seconds * 1000)),
+        ("grpc.http2.max_ping_strikes", 2),
     ]
+    if config.max_connections > 0:
+        options.append(("grpc.max_allowed_incoming_connections", config.max_connections))
+    if config.max_concurrent_streams > 0:
+        options.append(("grpc.max_concurrent_streams", config.max_concurrent_streams))
+    if config.max_connection_idle_seconds > 0:
+        options.append(("grpc.max_connection_idle_ms", int(config.max_connection_idle_seconds * 1000)))
     if config.max_connection_age_seconds > 0:
         options += [
             ("grpc.max_connection_age_ms", int(config.max_connection_age_seconds * 1000)),
@@ -164,44 +187,89 @@ async def build_server(
     process or pool exists that would then have to be cleaned up.
     """
     metrics = Metrics(registry if registry is not None else CollectorRegistry(), model_labels=config.judge_model_labels)
+    gate = Gate(config, [m.name for m in SERVICE_DESCRIPTOR.methods])
+    certificates = Certificates.from_config(config)
+    access = AccessInterceptor(
+        gate, metrics, per_connection=config.max_calls_per_connection, per_principal=config.max_calls_per_principal
+    )
     server = grpc.aio.server(
-        interceptors=[MetricsInterceptor(metrics)],
+        interceptors=[MetricsInterceptor(metrics), access],
         options=_server_options(config),
         maximum_concurrent_rpcs=config.max_concurrent_rpcs or None,
     )
-    try:
-        port = server.add_insecure_port(config.grpc_address)
-    except RuntimeError:  # grpc's "Failed to bind to address"
-        port = 0
-    if port == 0:
-        raise ConfigError("grpc_address", f"cannot bind {config.grpc_address} (in use, or not an address of this host)")
+    credentials = server_credentials(certificates) if certificates is not None else None
+    port = _bind(server, "grpc_address", config.grpc_address, credentials)
+    if config.auth and not certificates and not _loopback(config.grpc_address):
+        log.warning("auth is on without TLS: bearer tokens cross the network in cleartext (set tls_cert_file)")
+    health_server: grpc.aio.Server | None = None
+    health_port = 0
+    if config.health_address:
+        health_server = grpc.aio.server(interceptors=[MetricsInterceptor(metrics)], options=_server_options(config))
+        health_port = _bind(health_server, "health_address", config.health_address, None)
     components = build_components(config, metrics, env if env is not None else os.environ)
     servicer = VerdictServicer(components.verifier, components.evaluations, max_response_bytes=config.max_message_bytes)
     server.add_generic_rpc_handlers((method_handlers(servicer),))
     not_serving, serving = health_pb2.HealthCheckResponse.NOT_SERVING, health_pb2.HealthCheckResponse.SERVING
     health = Health({**dict.fromkeys(READINESS_SERVICES, not_serving), LIVENESS_SERVICE: serving})
     health_pb2_grpc.add_HealthServicer_to_server(health, server)
+    if health_server is not None:
+        health_pb2_grpc.add_HealthServicer_to_server(health, health_server)
     served = [SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name]
     if config.reflection:
         reflection.enable_server_reflection([*served, reflection.SERVICE_NAME], server)
     metrics.initialize_rpcs(SERVICE_NAME, [(m.name, "unary") for m in SERVICE_DESCRIPTOR.methods])
-    app = App(config, server, port, health, metrics, components)
+    app = App(
+        config,
+        server,
+        port,
+        health,
+        metrics,
+        components,
+        gate,
+        certificates=certificates,
+        health_server=health_server,
+        health_port=health_port,
+        access=access,
+    )
     return app, port
 
 
-def start_metrics_server(config: Config, registry: CollectorRegistry) -> tuple[Any, int] | None:
-    """Serve /metrics on its own port (never the gRPC port). Returns (http server, bound port), or None if off.
+def _bind(server: grpc.aio.Server, key: str, address: str, credentials: grpc.ServerCredentials | None) -> int:
+    try:
+        if credentials is None:
+            port = server.add_insecure_port(address)
+        else:
+            port = server.add_secure_port(address, credentials)
+    except RuntimeError:  # grpc's "Failed to bind to address"
+        port = 0
+    if port == 0:
+        raise ConfigError(key, f"cannot bind {address} (in use, or not an address of this host)")
+    return int(port)
+
+
+def _loopback(address: str) -> bool:
+    host = address.rpartition(":")[0].strip("[]")
+    return host in ("127.0.0.1", "::1", "localhost")
+
+
+async def start_metrics_server(app: App, registry: CollectorRegistry) -> MetricsHttpServer | None:
+    """Serve /metrics on its own port (never the gRPC port), in this event loop, with the app's TLS and auth.
+    Returns the started server (its `port` set), or None when `metrics_address` is empty.
 
     Raises ConfigError naming `metrics_address` when the address cannot be bound."""
+    config = app.config
     if not config.metrics_address:
         return None
-    host, _, port = config.metrics_address.rpartition(":")
-    host = host.strip("[]")
-    try:
-        http_server, _thread = prometheus_client.start_http_server(int(port), addr=host, registry=registry)
-    except OSError as exc:
-        raise ConfigError("metrics_address", f"cannot bind {config.metrics_address}: {exc.strerror or exc}") from None
-    return http_server, int(http_server.server_port)
+    http = MetricsHttpServer(
+        registry,
+        app.metrics,
+        app.gate,
+        app.certificates,
+        max_connections=config.metrics_max_connections,
+        read_timeout_seconds=config.metrics_read_timeout_seconds,
+    )
+    http.port = await http.start(config.metrics_address)
+    return http
 
 
 async def serve(config: Config, *, env: Mapping[str, str] | None = None) -> int:
@@ -211,12 +279,11 @@ async def serve(config: Config, *, env: Mapping[str, str] | None = None) -> int:
 
     prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
     registry = CollectorRegistry()
-    metrics_server = start_metrics_server(config, registry)
+    app, port = await build_server(config, registry=registry, env=env)
     try:
-        app, port = await build_server(config, registry=registry, env=env)
+        metrics_server = await start_metrics_server(app, registry)
     except BaseException:
-        if metrics_server is not None:
-            metrics_server[0].shutdown()
+        await app.components.aclose()
         raise
     stop = asyncio.Event()
     forced: list[asyncio.Task[None]] = []
@@ -232,7 +299,14 @@ async def serve(config: Config, *, env: Mapping[str, str] | None = None) -> int:
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, on_signal)
     await app.start()
-    ready = {"event": "serving", "grpc_port": port, "metrics_port": metrics_server[1] if metrics_server else None}
+    ready = {
+        "event": "serving",
+        "grpc_port": port,
+        "metrics_port": metrics_server.port if metrics_server else None,
+        "health_port": app.health_port or None,
+        "tls": app.certificates is not None,
+        "auth": config.auth,
+    }
     sys.stdout.write(json.dumps(ready) + "\n")
     sys.stdout.flush()
     await stop.wait()
@@ -240,6 +314,5 @@ async def serve(config: Config, *, env: Mapping[str, str] | None = None) -> int:
     await app.stop()
     await asyncio.gather(*forced)
     if metrics_server is not None:
-        with contextlib.suppress(Exception):
-            metrics_server[0].shutdown()
+        await metrics_server.close()
     return 0

@@ -92,3 +92,29 @@ def test_tls_repr_never_shows_the_private_key() -> None:
 def test_configs_compare_by_value() -> None:
     assert ClientConfig(retry=RetryPolicy(max_attempts=2)) == ClientConfig(retry=RetryPolicy(max_attempts=2))
     assert ClientConfig() != ClientConfig(load_balancing="pick_first")
+
+
+def test_a_bearer_token_is_never_printed_and_is_one_line() -> None:
+    config = ClientConfig(bearer_token="secret-token-0123456789")
+    assert "secret-token" not in repr(config)
+    with pytest.raises(ValueError, match="one non-empty line"):
+        ClientConfig(bearer_token="a\nb")
+    with pytest.raises(ValueError, match="not both"):
+        ClientConfig(bearer_token="x" * 20, bearer_token_file="/dev/null")
+
+
+def test_the_token_is_added_to_the_call_metadata_and_a_rotated_file_is_re_read(tmp_path) -> None:
+    from verdict_client._calls import call_metadata
+
+    assert call_metadata(ClientConfig(), (("x-request-id", "1"),)) == (("x-request-id", "1"),)
+    assert call_metadata(ClientConfig(bearer_token="abc"), None) == (("authorization", "Bearer abc"),)
+    own = (("authorization", "Bearer mine"),)
+    assert call_metadata(ClientConfig(bearer_token="abc"), own) == own
+    token_file = tmp_path / "token"
+    token_file.write_text("first-token\n")
+    config = ClientConfig(bearer_token_file=str(token_file))
+    assert call_metadata(config, None) == (("authorization", "Bearer first-token"),)
+    replacement = tmp_path / "token.new"
+    replacement.write_text("second-token-longer\n")
+    replacement.replace(token_file)  # a rotation: a new file renamed over the old one
+    assert call_metadata(config, None) == (("authorization", "Bearer second-token-longer"),)

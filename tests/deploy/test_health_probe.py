@@ -81,3 +81,29 @@ async def test_nothing_listening_fails() -> None:
     status, output = await probe(port, LIVENESS_SERVICE)
     assert status == 1
     assert output == "liveness: UNAVAILABLE\n"
+
+
+async def test_the_probe_speaks_tls_to_a_tls_server(tmp_path) -> None:
+    from tests.certs import CertificateAuthority
+
+    ca = CertificateAuthority(tmp_path / "ca")
+    issued = ca.server()
+    config = Config(
+        grpc_address="127.0.0.1:0",
+        metrics_address="",
+        tls_cert_file=str(issued.cert_file),
+        tls_key_file=str(issued.key_file),
+    )
+    app, port = await build_server(config, registry=CollectorRegistry())
+    await app.start()
+    try:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, str(PROBE), "--address", f"127.0.0.1:{port}", "--service", LIVENESS_SERVICE,
+            "--ca-file", str(ca.cert_file), "--server-name", "localhost",
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        )  # fmt: skip
+        output, _ = await asyncio.wait_for(process.communicate(), timeout=60)
+        assert (process.returncode, output.decode()) == (0, "liveness: SERVING\n")
+        assert await probe(port, LIVENESS_SERVICE) == (1, "liveness: UNAVAILABLE\n")  # plaintext cannot reach it
+    finally:
+        await app.stop(grace=0)

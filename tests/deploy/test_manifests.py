@@ -152,9 +152,16 @@ def test_native_grpc_probes_ask_the_servers_health_names_on_its_port(overlay: st
     grpc_port = address_port(config.grpc_address)
     assert address_host(config.grpc_address) in ("::", "0.0.0.0"), "kubelet dials the pod IP, not localhost"
     assert {"name": "grpc", "containerPort": grpc_port, "protocol": "TCP"} in container["ports"]
+    probed = grpc_port
+    if config.tls or config.auth:
+        # kubelet's gRPC probe speaks neither TLS nor tokens: it must ask the plaintext health-only listener.
+        assert config.health_address, f"{overlay}: TLS/auth on, but no health_address for kubelet's probes"
+        probed = address_port(config.health_address)
+        assert address_host(config.health_address) in ("::", "0.0.0.0")
+        assert {"name": "health", "containerPort": probed, "protocol": "TCP"} in container["ports"]
     probes = {kind: container[f"{kind}Probe"]["grpc"] for kind in ("startup", "readiness", "liveness")}
     for probe in probes.values():
-        assert probe["port"] == grpc_port
+        assert probe["port"] == probed
         assert isinstance(probe["port"], int), "gRPC probes do not resolve named ports"
     assert probes["startup"].get("service", "") in READINESS_SERVICES
     assert probes["readiness"].get("service", "") in READINESS_SERVICES
@@ -242,9 +249,10 @@ def test_recommended_labels_and_stable_selectors(overlay: str) -> None:
 
 
 @pytest.mark.parametrize("overlay", ["dev", "production"])
-def test_services_select_the_pods_and_speak_h2c(overlay: str) -> None:
+def test_services_select_the_pods_and_name_the_protocol(overlay: str, tmp_path: Path) -> None:
     objects = render(f"overlays/{overlay}")
     deployment = verdict_deployment(objects)
+    tls = effective_config(objects, deployment, verdict_container(deployment), tmp_path).tls
     pod_labels = deployment["spec"]["template"]["metadata"]["labels"]
     container_ports = {p["name"]: p["containerPort"] for p in verdict_container(deployment)["ports"]}
     services = of_kind(objects, "Service")
@@ -252,7 +260,9 @@ def test_services_select_the_pods_and_speak_h2c(overlay: str) -> None:
     for service in services:
         assert selects(service["spec"]["selector"], pod_labels)
         ports = {p["name"]: p for p in service["spec"]["ports"]}
-        assert ports["grpc"]["appProtocol"] == "kubernetes.io/h2c"
+        assert ports["grpc"]["appProtocol"] == ("https" if tls else "kubernetes.io/h2c")
+        if "metrics" in ports:
+            assert ports["metrics"]["appProtocol"] == ("https" if tls else "http")
         for port in ports.values():
             assert port["targetPort"] in container_ports, f"{service['metadata']['name']}: {port['targetPort']}"
 
@@ -324,7 +334,11 @@ def test_service_monitor_scrapes_each_pod_once_on_the_metrics_port(overlay: str,
     deployment = verdict_deployment(objects)
     config = effective_config(objects, deployment, verdict_container(deployment), tmp_path)
     for endpoint in monitor["spec"]["endpoints"]:
-        assert set(endpoint) <= {"port", "path", "interval", "scrapeTimeout", "honorLabels", "relabelings"}
+        allowed = {"port", "path", "interval", "scrapeTimeout", "honorLabels", "relabelings", "scheme", "tlsConfig"}
+        assert set(endpoint) <= allowed
+        assert endpoint.get("scheme", "http") == ("https" if config.tls else "http"), "/metrics speaks TLS with gRPC"
+        if config.tls:
+            assert endpoint["tlsConfig"]["ca"]["secret"]["key"] == "ca.crt"
         port = next(p for p in service["spec"]["ports"] if p["name"] == endpoint["port"])
         assert port["port"] == address_port(config.metrics_address)
         assert endpoint["path"] == "/metrics"
@@ -355,3 +369,43 @@ def test_production_ships_the_monitoring_objects() -> None:
     assert rule["metadata"]["labels"]["release"] == one(objects, "ServiceMonitor")["metadata"]["labels"]["release"]
     dashboard = one(objects, "ConfigMap", "verdict-dashboard")
     assert dashboard["metadata"]["labels"]["grafana_dashboard"] == "1"
+
+
+def test_production_turns_tls_and_auth_on_through_secrets(tmp_path: Path) -> None:
+    """Certificates, tokens and the policy come from Secret volumes; the policy is valid for this proto's RPCs."""
+    from verdict.auth import load_policy
+    from verdict.rpc import SERVICE_DESCRIPTOR
+
+    objects = render("overlays/production")
+    deployment = verdict_deployment(objects)
+    container = verdict_container(deployment)
+    config = effective_config(objects, deployment, container, tmp_path)
+    assert config.tls
+    assert config.auth
+    assert config.auth_tokens_dir
+    volumes = {v["name"]: v for v in pod_spec(deployment)["volumes"]}
+    mounts = {m["mountPath"]: m for m in container["volumeMounts"]}
+    secrets = {}
+    for path in (config.tls_cert_file, config.tls_key_file, config.auth_policy_file, config.auth_tokens_dir + "/x"):
+        mount = mounts[str(Path(path).parent)]
+        assert mount["readOnly"] is True
+        secret = volumes[mount["name"]]["secret"]
+        assert secret["defaultMode"] & 0o007 == 0, "no access for other users"
+        secrets[path] = secret["secretName"]
+    policy_secret = one(objects, "Secret", secrets[config.auth_policy_file])
+    import base64
+
+    text = base64.b64decode(policy_secret["data"][Path(config.auth_policy_file).name]).decode()
+    policy = load_policy(text, [m.name for m in SERVICE_DESCRIPTOR.methods])
+    assert policy.principals
+    generated = {s["metadata"]["name"] for s in of_kind(objects, "Secret")}
+    assert secrets[config.tls_cert_file] not in generated, "certificates are never in git"
+    assert secrets[config.auth_tokens_dir + "/x"] not in generated, "tokens are never in git"
+
+
+def test_dev_keeps_tls_and_auth_off(tmp_path: Path) -> None:
+    objects = render("overlays/dev")
+    deployment = verdict_deployment(objects)
+    config = effective_config(objects, deployment, verdict_container(deployment), tmp_path)
+    assert not config.tls
+    assert not config.auth

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeAlias
 
@@ -97,3 +98,33 @@ def credentials(client_config: ClientConfig) -> Any:
         private_key=tls.private_key,
         certificate_chain=tls.certificate_chain,
     )
+
+
+_token_cache: dict[str, tuple[tuple[int, int, int], str]] = {}
+"""Token files read so far, by path: ((inode, mtime, size), token). Re-read only when the stamp changes."""
+
+
+def bearer_token(client_config: ClientConfig) -> str | None:
+    """The token to send, from the config or its (re-read when changed) file; None when the config has none."""
+    if client_config.bearer_token is not None:
+        return client_config.bearer_token
+    path = client_config.bearer_token_file
+    if path is None:
+        return None
+    st = os.stat(path)
+    stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
+    cached = _token_cache.get(path)
+    if cached is None or cached[0] != stamp:
+        with open(path, encoding="utf-8") as f:
+            cached = (stamp, f.read().strip())
+        _token_cache[path] = cached
+    return cached[1]
+
+
+def call_metadata(client_config: ClientConfig, metadata: Metadata | None) -> Metadata | None:
+    """The call's metadata plus `authorization: Bearer ...` when the config carries a token (the caller's own
+    `authorization`, if any, wins)."""
+    token = bearer_token(client_config)
+    if token is None or any(key.lower() == "authorization" for key, _ in metadata or ()):
+        return metadata
+    return (*(metadata or ()), ("authorization", f"Bearer {token}"))

@@ -118,9 +118,8 @@ class AsyncVerdictClient:
     def __repr__(self) -> str:
         return f"AsyncVerdictClient({self.target!r})"
 
-    @staticmethod
-    async def _call(method: Any, request: Any, deadline: float, metadata: Metadata | None) -> Any:
+    async def _call(self, method: Any, request: Any, deadline: float, metadata: Metadata | None) -> Any:
         try:
-            return await method(request, timeout=deadline, metadata=metadata)
+            return await method(request, timeout=deadline, metadata=_calls.call_metadata(self.config, metadata))
         except grpc.RpcError as error:
             raise VerdictRpcError.from_rpc_error(error) from error

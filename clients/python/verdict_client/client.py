@@ -118,9 +118,8 @@ class VerdictClient:
     def __repr__(self) -> str:
         return f"VerdictClient({self.target!r})"
 
-    @staticmethod
-    def _call(method: Any, request: Any, timeout: float, metadata: Metadata | None) -> Any:
+    def _call(self, method: Any, request: Any, timeout: float, metadata: Metadata | None) -> Any:
         try:
-            return method(request, timeout=timeout, metadata=metadata)
+            return method(request, timeout=timeout, metadata=_calls.call_metadata(self.config, metadata))
         except grpc.RpcError as error:
             raise VerdictRpcError.from_rpc_error(error) from error

@@ -135,12 +135,22 @@ class ClientConfig:
     """Largest message sent or received. The server's default limit (max_message_bytes) is also 4 MiB."""
     options: tuple[tuple[str, str | int], ...] = ()
     """Extra raw gRPC channel arguments, appended last so they win (an escape hatch, e.g. a user agent)."""
+    bearer_token: str | None = field(default=None, repr=False)
+    """Sent as `authorization: Bearer <token>` on every call, for a server with auth on. Never printed (repr). Send
+    it over TLS (`tls`), or on loopback only: on a plaintext connection anyone on the path can read it."""
+    bearer_token_file: str | None = None
+    """A file holding the token (a mounted Secret), re-read when it changes, so a rotated token is used without a
+    restart. Set this or `bearer_token`, not both."""
 
     def __post_init__(self) -> None:
         if self.timeout_seconds <= 0 or self.judge_timeout_seconds <= 0:
             raise ValueError("deadlines must be positive")
         if self.max_message_bytes < 1024:
             raise ValueError(f"max_message_bytes must be at least 1024, got {self.max_message_bytes}")
+        if self.bearer_token is not None and self.bearer_token_file is not None:
+            raise ValueError("set bearer_token or bearer_token_file, not both")
+        if self.bearer_token is not None and (not self.bearer_token.strip() or "\n" in self.bearer_token):
+            raise ValueError("bearer_token must be one non-empty line")
         if self.load_balancing not in ("round_robin", "pick_first"):
             raise ValueError(f"load_balancing must be round_robin or pick_first, got {self.load_balancing!r}")
 

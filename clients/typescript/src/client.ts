@@ -64,6 +64,7 @@ export class VerdictClient {
   private readonly stub: VerdictServiceClient;
   private readonly timeoutMs: number;
   private readonly judgeTimeoutMs: number;
+  private readonly bearerToken: string | undefined;
 
   /**
    * `target` is any gRPC target: `host:port`, or `dns:///verdict-headless.ns.svc.cluster.local:50051` to spread
@@ -74,6 +75,10 @@ export class VerdictClient {
     this.timeoutMs = options.timeoutMs ?? DEFAULTS.timeoutMs;
     this.judgeTimeoutMs = options.judgeTimeoutMs ?? DEFAULTS.judgeTimeoutMs;
     if (!(this.timeoutMs > 0 && this.judgeTimeoutMs > 0)) throw new RangeError("deadlines must be positive");
+    if (options.bearerToken !== undefined && (options.bearerToken.trim() === "" || /[\r\n]/.test(options.bearerToken))) {
+      throw new TypeError("bearerToken must be one non-empty line");
+    }
+    this.bearerToken = options.bearerToken;
     const Service = contract().verdict.v1.VerdictService;
     this.stub = new Service(target, channelCredentials(options.tls), channelOptions(options));
   }
@@ -127,7 +132,11 @@ export class VerdictClient {
     const timeoutMs = options.timeoutMs ?? (judged ? this.judgeTimeoutMs : this.timeoutMs);
     if (!(timeoutMs > 0)) return Promise.reject(new RangeError(`timeoutMs must be positive, got ${timeoutMs}`));
     return new Promise((resolve, reject) => {
-      const call = method(request, toMetadata(options.metadata), { deadline: Date.now() + timeoutMs }, (error, response) => {
+      const metadata = toMetadata(options.metadata);
+      if (this.bearerToken !== undefined && metadata.get("authorization").length === 0) {
+        metadata.set("authorization", `Bearer ${this.bearerToken}`);
+      }
+      const call = method(request, metadata, { deadline: Date.now() + timeoutMs }, (error, response) => {
         options.signal?.removeEventListener("abort", cancel);
         if (error) reject(VerdictRpcError.fromServiceError(error));
         else if (response === undefined) reject(new VerdictRpcError(grpc.status.INTERNAL, "empty response"));
@@ -166,7 +175,7 @@ export function usesJudge(config: EvaluatorConfig): boolean {
 }
 
 function toMetadata(metadata: CallOptions["metadata"]): grpc.Metadata {
-  if (metadata instanceof grpc.Metadata) return metadata;
+  if (metadata instanceof grpc.Metadata) return metadata.clone();
   const result = new grpc.Metadata();
   for (const [key, value] of Object.entries(metadata ?? {})) result.add(key, value);
   return result;

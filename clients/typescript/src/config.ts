@@ -50,6 +50,9 @@ export interface ClientOptions {
   keepalive?: Keepalive;
   /** Transport security; plaintext when omitted. */
   tls?: TlsOptions;
+  /** Sent as `authorization: Bearer <token>` on every call, for a server with auth on (a call's own
+   * `authorization` metadata wins). Use it with `tls`, or on loopback only: plaintext exposes it on the path. */
+  bearerToken?: string;
   /** Largest message sent or received. Default 4 MiB, the server's default limit. */
   maxMessageBytes?: number;
   /** Extra raw channel options, applied last. */

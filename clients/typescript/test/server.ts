@@ -24,10 +24,10 @@ function python(): string {
   return venv;
 }
 
-export function startServer(readyTimeoutMs = 60_000): Promise<RunningServer> {
+export function startServer(readyTimeoutMs = 60_000, extraArgs: string[] = []): Promise<RunningServer> {
   const child = spawn(
     python(),
-    ["-m", "verdict", "serve", "--grpc-address", "127.0.0.1:0", "--metrics-address", "127.0.0.1:0"],
+    ["-m", "verdict", "serve", "--grpc-address", "127.0.0.1:0", "--metrics-address", "127.0.0.1:0", ...extraArgs],
     { cwd: REPO_ROOT, stdio: ["ignore", "pipe", "pipe"] },
   );
   const killOnExit = () => child.kill("SIGKILL");

@@ -66,8 +66,13 @@ class Verifier:
         self._parsing: set[ProcessFuture[CodeCheck]] = set()
         self._closed = False
 
-    async def verify(self, request: VerifyInput, *, deadline: float | None = None) -> Verification:
-        """The verdict on one completion. Raises Unavailable after `close()`; a failing checker is never an error."""
+    async def verify(
+        self, request: VerifyInput, *, deadline: float | None = None, second_opinion: bool = True
+    ) -> Verification:
+        """The verdict on one completion. Raises Unavailable after `close()`; a failing checker is never an error.
+
+        `second_opinion=False` skips the judge even when one is configured: the caller may not spend money on judges.
+        """
         if self._closed:
             raise Unavailable("the verifier is closed")
         verification = envelope_verdict(request)
@@ -77,8 +82,9 @@ class Verifier:
                 verification = aggregate(await self._check(triage(scan, self._config)), scan.total)
             else:
                 verification = NO_BLOCKS
-        if verification.verdict is Verdict.UNVERIFIABLE and self._second_opinion and not is_tool_turn(request):
-            opinion = await self._ask_second_opinion(self._second_opinion, request, verification, deadline)
+        judge = self._second_opinion if second_opinion else None
+        if verification.verdict is Verdict.UNVERIFIABLE and judge and not is_tool_turn(request):
+            opinion = await self._ask_second_opinion(judge, request, verification, deadline)
             if opinion is not None:
                 verification = dataclasses.replace(verification, second_opinion=opinion)
         self._metrics.verifications.labels(verdict=verification.verdict.value).inc()

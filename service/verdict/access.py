@@ -1,0 +1,222 @@
+"""The gRPC door every call passes: who is calling (auth.Gate), may it call this, and is there room for it.
+
+One interceptor, inside the metrics interceptor (so refused calls are counted with their codes) and outside every
+servicer. For each call except grpc.health.v1 (kubelet and load balancers probe it without credentials, and a probe
+must never be refused for being one call too many):
+
+1. authentication from the `authorization: Bearer` metadata and the verified client certificate
+   (UNAUTHENTICATED on failure);
+2. authorization of the RPC, or of reflection (PERMISSION_DENIED);
+3. calls in flight per connection and per principal (RESOURCE_EXHAUSTED, reasons TOO_MANY_CALLS_PER_CONNECTION and
+   TOO_MANY_CALLS_PER_PRINCIPAL), so one caller, or one connection multiplexing hundreds of streams, cannot take
+   every slot of a shared server;
+4. the caller is published for the call (`auth.current_caller`: the judges check it) and its principal is added to
+   the per-call log context.
+
+Every refusal is a rich status from the one error mapping (`rpc.to_status`): one ErrorInfo with a stable reason.
+The principal label of `verdict_auth_decisions_total` is folded to the policy's principals, `anonymous` and `other`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+import grpc.aio
+
+from verdict.auth import ANONYMOUS, Caller, Gate, bearer_token, current_caller
+from verdict.errors import ResourceExhausted, Unauthenticated, VerdictError
+from verdict.metrics import OTHER, LabelFolder, Metrics
+from verdict.observe import current_call
+from verdict.rpc import SERVICE_NAME, to_status
+from verdict.tls import peer_identities
+
+__all__ = ["AccessInterceptor", "InFlight"]
+
+log = logging.getLogger("verdict.access")
+
+HEALTH_SERVICE = "grpc.health.v1.Health"
+REFLECTION_PREFIX = "grpc.reflection."
+
+
+class InFlight:
+    """Counts of calls in flight per key, under a limit (0: unlimited). The event loop is the only writer."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._counts: dict[str, int] = {}
+
+    def acquire(self, key: str) -> bool:
+        count = self._counts.get(key, 0)
+        if self.limit and count >= self.limit:
+            return False
+        self._counts[key] = count + 1
+        return True
+
+    def release(self, key: str) -> None:
+        count = self._counts.get(key, 0) - 1
+        if count > 0:
+            self._counts[key] = count
+        else:
+            self._counts.pop(key, None)
+
+    def __len__(self) -> int:
+        """Keys with calls in flight now (a key leaves when its last call ends, so the map stays bounded)."""
+        return len(self._counts)
+
+
+class AccessInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+    """Authentication, authorization and in-flight limits for every call but health."""
+
+    def __init__(self, gate: Gate, metrics: Metrics, *, per_connection: int, per_principal: int) -> None:
+        self._gate = gate
+        self._metrics = metrics
+        self.per_connection = InFlight(per_connection)
+        self.per_principal = InFlight(per_principal)
+        self._labels = LabelFolder(allowed=(*gate.principals(), ANONYMOUS))
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        service, _, method = handler_call_details.method.lstrip("/").rpartition("/")
+        if handler is None or service == HEALTH_SERVICE:
+            return handler
+        if handler.unary_unary:
+            return grpc.unary_unary_rpc_method_handler(
+                self._guard(service, method, handler.unary_unary),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.unary_stream:
+            return grpc.unary_stream_rpc_method_handler(
+                self._guard(service, method, handler.unary_stream),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.stream_stream:
+            return grpc.stream_stream_rpc_method_handler(
+                self._guard(service, method, handler.stream_stream),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        return handler  # pragma: no cover - no client-streaming RPC is served
+
+    def _admit(self, service: str, method: str, context: grpc.aio.ServicerContext[Any, Any]) -> tuple[Caller, str]:
+        """Authenticate, authorize and take the in-flight slots; (caller, connection key). Raises VerdictError."""
+        try:
+            caller = self._gate.authenticate(*self._credentials(context))
+        except Unauthenticated:
+            self._metrics.auth_decisions.labels(principal=OTHER, decision="unauthenticated").inc()
+            raise
+        label = self._labels.fold(caller.principal)
+        try:
+            if service == SERVICE_NAME:
+                self._gate.authorize_rpc(caller, method)
+            elif service.startswith(REFLECTION_PREFIX):
+                self._gate.authorize_reflection(caller)
+            else:
+                self._gate.authorize_rpc(caller, f"{service}/{method}")
+        except VerdictError:
+            self._metrics.auth_decisions.labels(principal=label, decision="permission_denied").inc()
+            raise
+        connection = context.peer() or "unknown"
+        if not self.per_connection.acquire(connection):
+            self._limited(label, "per_connection")
+            raise ResourceExhausted(
+                f"this connection already has {self.per_connection.limit} calls in flight (max_calls_per_connection)",
+                reason="TOO_MANY_CALLS_PER_CONNECTION",
+                metadata={"limit": str(self.per_connection.limit)},
+            )
+        if not self.per_principal.acquire(caller.principal):
+            self.per_connection.release(connection)
+            self._limited(label, "per_principal")
+            raise ResourceExhausted(
+                f"principal {caller.principal} already has {self.per_principal.limit} calls in flight "
+                "(max_calls_per_principal)",
+                reason="TOO_MANY_CALLS_PER_PRINCIPAL",
+                metadata={"limit": str(self.per_principal.limit), "principal": caller.principal},
+            )
+        self._metrics.auth_decisions.labels(principal=label, decision="allowed").inc()
+        return caller, connection
+
+    def _credentials(self, context: grpc.aio.ServicerContext[Any, Any]) -> tuple[str | None, tuple[str, ...]]:
+        """The bearer token (None when absent) and the verified certificate names of a call. With auth off nothing
+        is read: a stray `authorization` header must not fail a call on a server that checks none."""
+        if not self._gate.enabled:
+            return None, ()
+        token = None
+        for key, value in context.invocation_metadata() or ():
+            if key == "authorization":
+                token = bearer_token(value)
+                if token is None:
+                    raise Unauthenticated("the authorization metadata must be `Bearer <token>`", reason="INVALID_TOKEN")
+        return token, peer_identities(context.auth_context())
+
+    def _limited(self, label: str, limit: str) -> None:
+        self._metrics.auth_decisions.labels(principal=label, decision="limited").inc()
+        self._metrics.calls_in_flight_rejected.labels(limit=limit).inc()
+
+    def _release(self, caller: Caller, connection: str) -> None:
+        self.per_connection.release(connection)
+        self.per_principal.release(caller.principal)
+
+    def _guard(self, service: str, method: str, behavior: Any) -> Any:
+        async def refuse(context: grpc.aio.ServicerContext[Any, Any], error: VerdictError) -> None:
+            principal = error.metadata.get("principal", "-")
+            log.info("refused %s/%s principal=%s: %s (%s)", service, method, principal, error.reason, error.code_name)
+            await context.abort_with_status(to_status(error))
+
+        if inspect.isasyncgenfunction(behavior):
+
+            async def guarded_stream(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
+                try:
+                    caller, connection = self._admit(service, method, context)
+                except VerdictError as error:
+                    await refuse(context, error)
+                    return
+                tokens = _publish(caller)
+                log.debug("admitted (authenticated by %s)", caller.via)
+                try:
+                    async for response in behavior(request, context):
+                        yield response
+                finally:
+                    _unpublish(tokens)
+                    self._release(caller, connection)
+
+            return guarded_stream
+
+        async def guarded(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            try:
+                caller, connection = self._admit(service, method, context)
+            except VerdictError as error:
+                await refuse(context, error)
+                return None
+            tokens = _publish(caller)
+            log.debug("admitted (authenticated by %s)", caller.via)
+            try:
+                return await behavior(request, context)
+            finally:
+                _unpublish(tokens)
+                self._release(caller, connection)
+
+        return guarded
+
+
+def _publish(caller: Caller) -> tuple[Any, Any]:
+    call = current_call.get()
+    call_token = current_call.set(dataclasses.replace(call, principal=caller.principal)) if call else None
+    return current_caller.set(caller), call_token
+
+
+def _unpublish(tokens: tuple[Any, Any]) -> None:
+    caller_token, call_token = tokens
+    current_caller.reset(caller_token)
+    if call_token is not None:
+        current_call.reset(call_token)
