@@ -12,11 +12,13 @@ each a digest of what git reports within `scope`:
   name the full object id of every changed file's content (binary files included, without their bytes), so an edit
   that keeps the line counts still changes it;
 - `untracked`: every untracked file .gitignore does not exclude (`git ls-files --others --exclude-standard`), by name
-  and by content (`git hash-object --no-filters`, the raw bytes; a symbolic link by its target text, never followed).
+  and by content: the raw bytes, read here through `workspace.open_beneath` (beneath the held work tree, following no
+  symbolic link, so a link swapped in mid-call reads nothing outside it); a symbolic link counts by its target text
+  and is never followed.
 
-Every command runs through `diffstat.hardened_git` (the same hardened configuration as `git diff --stat`, one shared
-time budget) and nothing is written to the repository. Submodules count by the commit the superproject records and
-checks out (`--ignore-submodules=dirty`), never by their own work trees, which are other repositories.
+Every git command runs through `diffstat.hardened_git` (the same hardened configuration as `git diff --stat`, one
+shared time budget) and nothing is written to the repository. Submodules count by the commit the superproject
+records and checks out (`--ignore-submodules=dirty`), never by their own work trees, which are other repositories.
 
 Bounds: the bytes git prints and the bytes hashed share one budget (`diff_stall_max_bytes`), and at most
 `diff_stall_max_files` untracked files are hashed. A repository past either bound raises GitFailed, which diff_stall
@@ -31,11 +33,11 @@ import os
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
+from verdict.errors import VerdictError
 from verdict.evaluators.diffstat import GitFailed, HardenedGit, hardened_git
 from verdict.runner import Runner
-from verdict.workspace import Repository
+from verdict.workspace import Repository, open_beneath
 
 __all__ = ["PARTS", "Fingerprint", "fingerprint"]
 
@@ -49,6 +51,7 @@ _EMPTY_TREES = {
 _DIGEST_HEX = 32
 """Hex digits kept per part in the state token: 128 bits, so a token stays small and a collision is not a concern."""
 _SMALL_OUTPUT = 64 * 1024
+_CHUNK = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -92,17 +95,19 @@ async def fingerprint(
     runner: Runner,
     repository: Repository,
     *,
-    root: Path,
-    cwd: Path,
+    root: str,
+    cwd_fd: int,
     scope: Sequence[str],
     timeout: float,  # noqa: ASYNC109 - the runner's time limit for the children, not an asyncio timeout
     max_bytes: int,
     max_files: int,
 ) -> Fingerprint:
-    """The fingerprint of `repository` within `scope` (pathspecs relative to `cwd`). Raises GitFailed."""
+    """The fingerprint of `repository` within `scope` (pathspecs relative to the held directory `cwd_fd`).
+
+    Raises GitFailed."""
     pathspec = ["--", *scope] if scope else []
     budget = _Budget(max_bytes)
-    async with hardened_git(runner, repository, root=root, cwd=cwd, timeout=timeout) as git:
+    async with hardened_git(runner, repository, root=root, cwd_fd=cwd_fd, timeout=timeout) as git:
         head = await _head(git, pathspec, budget)
         index = await _output(git, ["ls-files", "--stage", "-z", *pathspec], budget, "the index listing")
         worktree = await _output(
@@ -122,9 +127,12 @@ async def fingerprint(
             "the work-tree diff",
         )
         listing = await _output(
-            git, ["ls-files", "--others", "--exclude-standard", "-z", *pathspec], budget, "the untracked listing"
+            git,
+            ["ls-files", "--others", "--exclude-standard", "--full-name", "-z", *pathspec],
+            budget,
+            "the untracked listing",
         )
-        untracked = await _untracked(git, cwd, listing, budget, max_files)
+    untracked = await _untracked(repository.work_tree, listing, budget, max_files)
     return Fingerprint(head=head, index=_hex(index), worktree=_hex(worktree), untracked=untracked)
 
 
@@ -159,66 +167,72 @@ async def _head(git: HardenedGit, pathspec: list[str], budget: _Budget) -> str:
     return _hex(listing)
 
 
-async def _untracked(git: HardenedGit, cwd: Path, listing: bytes, budget: _Budget, max_files: int) -> str:
-    """Each untracked path with its content's object id (regular files), link target (symlinks) or kind."""
+async def _untracked(work_tree: int, listing: bytes, budget: _Budget, max_files: int) -> str:
+    """Each untracked path (relative to the top of the work tree) with a digest of its content (regular files), its
+    target text (symbolic links) or its kind (a nested repository's directory)."""
     paths = [path for path in listing.split(b"\0") if path]
     if len(paths) > max_files:
         raise GitFailed(
             f"the repository is too large to fingerprint: more than diff_stall_max_files ({max_files}) untracked "
             "files; add them to .gitignore, raise the bound or narrow `scope`"
         )
-    entries, regular, size = await asyncio.to_thread(_classify, cwd, paths)
-    budget.take(size, "the untracked files' content")
-    if regular:
-        completed = await git.run(
-            ["hash-object", "--no-filters", "--stdin-paths"],
-            cap=len(regular) * 80 + _SMALL_OUTPUT,
-            stdin=b"".join(_c_quote(path) + b"\n" for path in regular),
-        )
-        oids = completed.stdout.split()
-        if completed.returncode != 0 or len(oids) != len(regular):
-            detail = completed.stderr.decode("utf-8", "replace")[:200]
-            raise GitFailed(f"git hash-object failed (did the work tree change while it was read?): {detail}")
-        entries += [(path, b"blob:" + oid) for path, oid in zip(regular, oids, strict=True)]
+    entries = await asyncio.to_thread(_describe_all, work_tree, paths, budget)
     entries.sort()
     return _hex(b"\0".join(path + b"\0" + what for path, what in entries))
 
 
-def _classify(cwd: Path, paths: list[bytes]) -> tuple[list[tuple[bytes, bytes]], list[bytes], int]:
-    """lstat each untracked path (off the event loop: there may be thousands): symlinks by target text, other
-    non-regular entries (a nested repository's directory) by kind; regular files are left for git to hash. Returns
-    those entries, the regular files, and their total size."""
-    entries: list[tuple[bytes, bytes]] = []
-    regular: list[bytes] = []
-    size = 0
-    for path in paths:
-        try:
-            info = os.lstat(cwd / os.fsdecode(path))
-        except OSError:
-            entries.append((path, b"gone"))  # removed since git listed it: the next call sees the change
-            continue
-        if stat.S_ISREG(info.st_mode):
-            size += info.st_size
-            regular.append(path)
-        elif stat.S_ISLNK(info.st_mode):
-            try:
-                entries.append((path, b"link:" + os.fsencode(os.readlink(cwd / os.fsdecode(path)))))
-            except OSError:
-                entries.append((path, b"gone"))
-        else:
-            entries.append((path, b"kind:%o" % stat.S_IFMT(info.st_mode)))
-    return entries, regular, size
+def _describe_all(work_tree: int, paths: list[bytes], budget: _Budget) -> list[tuple[bytes, bytes]]:
+    """Off the event loop: there may be thousands of files, and their bytes are read."""
+    parents: dict[str, int] = {}
+    try:
+        return [(path, _describe(work_tree, os.fsdecode(path).rstrip("/"), parents, budget)) for path in paths]
+    finally:
+        for descriptor in parents.values():
+            os.close(descriptor)
 
 
-def _c_quote(path: bytes) -> bytes:
-    """A path as `git hash-object --stdin-paths` reads it back: C-quoted, so a newline or quote in a name survives."""
-    escaped = bytearray(b'"')
-    for byte in path:
-        if byte in (0x22, 0x5C):
-            escaped += b"\\" + bytes([byte])
-        elif byte < 0x20 or byte == 0x7F:
-            escaped += b"\\%03o" % byte
-        else:
-            escaped.append(byte)
-    escaped += b'"'
-    return bytes(escaped)
+def _describe(work_tree: int, relative: str, parents: dict[str, int], budget: _Budget) -> bytes:
+    """One untracked entry, reached beneath the work tree without following any link. A file that vanished or was
+    swapped for a link since git listed it is `gone`: the next call sees whatever is there then."""
+    parent, _, name = relative.rpartition("/")
+    try:
+        directory = _parent(work_tree, parent, parents)
+        info = os.lstat(name, dir_fd=directory)
+        if stat.S_ISLNK(info.st_mode):
+            return b"link:" + os.fsencode(os.readlink(name, dir_fd=directory))
+        if not stat.S_ISREG(info.st_mode):
+            return b"kind:%o" % stat.S_IFMT(info.st_mode)
+        budget.take(info.st_size, "the untracked files' content")
+        descriptor = open_beneath(directory, name, os.O_RDONLY | os.O_NONBLOCK, "untracked file")
+    except (OSError, VerdictError):
+        return b"gone"
+    try:
+        return b"blob:" + _content_digest(descriptor, budget)
+    except OSError:
+        return b"gone"
+    finally:
+        os.close(descriptor)
+
+
+def _parent(work_tree: int, parent: str, parents: dict[str, int]) -> int:
+    if not parent:
+        return work_tree
+    if parent not in parents:
+        parents[parent] = open_beneath(work_tree, parent, os.O_RDONLY | os.O_DIRECTORY, "untracked file")
+    return parents[parent]
+
+
+def _content_digest(descriptor: int, budget: _Budget) -> bytes:
+    """The SHA-256 of a regular file's bytes; what it grew by since it was listed counts against the budget too."""
+    info = os.fstat(descriptor)
+    if not stat.S_ISREG(info.st_mode):
+        raise OSError("not a regular file any more")
+    os.set_blocking(descriptor, True)
+    digest = hashlib.sha256()
+    read = 0
+    while chunk := os.read(descriptor, _CHUNK):
+        read += len(chunk)
+        if read > info.st_size:
+            budget.take(len(chunk), "the untracked files' content")
+        digest.update(chunk)
+    return digest.hexdigest().encode()

@@ -8,9 +8,9 @@ function of its `Step`.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from verdict import patterns
 from verdict.config import Config
@@ -20,17 +20,17 @@ from verdict.evaluators.diffstat import GitFailed, diff_stat
 from verdict.evaluators.fingerprint import fingerprint
 from verdict.evaluators.model import EvaluationResult, Judgement, Step
 from verdict.runner import Runner
-from verdict.workspace import find_repository
+from verdict.workspace import UncheckedConfig, find_repository, open_beneath, open_root
 
 __all__ = ["Outside", "Workspace", "diff_stall", "output_contains"]
 
 
 @dataclass(frozen=True)
 class Workspace:
-    """The request's workspace, resolved inside the server's workspace_root (only for types that need one)."""
+    """The request's workspace: the server's workspace_root and a path under it (from `workspace.inside`, so already
+    free of `..` past the root). Only a name: it is opened, beneath the root, when a run uses it."""
 
-    root: Path
-    path: Path
+    root: str
     relative: str
 
 
@@ -81,35 +81,57 @@ async def output_contains(step: Step, outside: Outside) -> Judgement | Evaluatio
 
 async def diff_stall(step: Step, outside: Outside) -> Judgement | EvaluationResult:
     """The workspace's fingerprint (`compare: content`) or `git diff --stat` (`compare: stat`), then the pure stall
-    rule; git trouble, or a repository past the fingerprint's bounds, is `error` with the token unchanged."""
+    rule; git trouble, or a repository past the fingerprint's bounds, is `error` with the token unchanged.
+
+    The workspace and the repository are opened beneath the root and held as descriptors for as long as git runs, so
+    swapping a directory for a link mid-call moves nothing git sees (`verdict.workspace`)."""
     workspace = outside.workspace
     if workspace is None:  # the record says needs_workspace, so the dispatcher always resolves one
         raise AssertionError("diff_stall runs without a workspace")
-    if not workspace.path.is_dir():
-        error = f"workspace {workspace.relative!r} is not a directory"
-        return EvaluationResult("error", {"error": error}, outside.token)
-    repository = find_repository(workspace.root, workspace.path)
+    root_fd = open_root(workspace.root)
+    try:
+        try:
+            cwd_fd = open_beneath(root_fd, workspace.relative, os.O_RDONLY | os.O_DIRECTORY, "workspace")
+        except OSError:
+            error = f"workspace {workspace.relative!r} is not a directory"
+            return EvaluationResult("error", {"error": error}, outside.token)
+        try:
+            return await _diff_stall(step, outside, workspace, root_fd, cwd_fd)
+        finally:
+            os.close(cwd_fd)
+    finally:
+        os.close(root_fd)
+
+
+async def _diff_stall(
+    step: Step, outside: Outside, workspace: Workspace, root_fd: int, cwd_fd: int
+) -> Judgement | EvaluationResult:
+    try:
+        repository = find_repository(root_fd, workspace.root, workspace.relative)
+    except UncheckedConfig as refused:
+        return EvaluationResult("error", {"error": str(refused)}, outside.token)
     if repository is None:
         error = f"git diff failed: {workspace.relative!r} is not in a git repository under the workspace root"
         return EvaluationResult("error", {"error": error}, outside.token)
-    bound = outside.bound(outside.config.git_timeout_seconds)
-    scope = step.settings["scope"]
-    try:
-        if step.settings["compare"] == "stat":
-            diff = await diff_stat(
-                outside.runner, repository, root=workspace.root, cwd=workspace.path, scope=scope, timeout=bound
+    with repository:
+        bound = outside.bound(outside.config.git_timeout_seconds)
+        scope = step.settings["scope"]
+        try:
+            if step.settings["compare"] == "stat":
+                diff = await diff_stat(
+                    outside.runner, repository, root=workspace.root, cwd_fd=cwd_fd, scope=scope, timeout=bound
+                )
+                return stall.diff_stall(step, diff)
+            found = await fingerprint(
+                outside.runner,
+                repository,
+                root=workspace.root,
+                cwd_fd=cwd_fd,
+                scope=scope,
+                timeout=bound,
+                max_bytes=outside.config.diff_stall_max_bytes,
+                max_files=outside.config.diff_stall_max_files,
             )
-            return stall.diff_stall(step, diff)
-        found = await fingerprint(
-            outside.runner,
-            repository,
-            root=workspace.root,
-            cwd=workspace.path,
-            scope=scope,
-            timeout=bound,
-            max_bytes=outside.config.diff_stall_max_bytes,
-            max_files=outside.config.diff_stall_max_files,
-        )
-    except GitFailed as failure:
-        return EvaluationResult("error", {"error": str(failure)}, outside.token)
+        except GitFailed as failure:
+            return EvaluationResult("error", {"error": str(failure)}, outside.token)
     return stall.diff_stall_content(step, found.parts())
