@@ -75,6 +75,8 @@ def _sample_value(key: str) -> str:
         "tls_client_auth": "require",
         "judge_cache": "off",
         "judge_cache_url": "redis://cache:6379/0",
+        "judge_api_key_file": "/run/secrets/judge/api-key",
+        "judge_api_key_env": "OPENAI_API_KEY",
     }
     if key in samples:
         return samples[key]
