@@ -227,7 +227,11 @@ async def test_git_never_runs_a_hostile_configuration(places: tuple[Path, Path],
                 marker.unlink()
     print(attack, dict(counts))
     assert counts["escaped"] == 0, dict(counts)
-    assert counts["yes"] + counts["no"] > 0, dict(counts)
+    # On a loaded machine every flipped round may be refused; once the attacker stops, the same request must reach
+    # git and judge (so the rounds above exercised the real path, not a setup that always fails).
+    settled = await evaluations.evaluate(request)
+    assert settled.verdict in ("yes", "no"), settled
+    assert not marker.exists()
 
 
 def test_the_attacker_is_real(places: tuple[Path, Path]) -> None:

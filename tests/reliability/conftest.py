@@ -173,6 +173,9 @@ def fuzz_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FuzzServer
         "0.2",
         "--workspace-root",
         str(workspace),
+        # Every call must reach the fake judge: a replayed ruling would hide the fault a scenario injects.
+        "--judge-cache",
+        "off",
         env=env,
     )
     channel = grpc.insecure_channel(server.target)
