@@ -106,10 +106,24 @@ class PermissionDenied(VerdictError):
 
 
 class ResourceExhausted(VerdictError):
-    """Raised when a request is over a size limit, or a bounded queue (judges, parses) is full."""
+    """Raised when a request is over a size limit, or a bounded queue (judges, parses, admission) is full.
+
+    `retry_after_seconds`, when set, travels as a `google.rpc.RetryInfo`: the server is busy, not the request wrong,
+    and a client should come back after about that long (or try another replica)."""
 
     code_name = "RESOURCE_EXHAUSTED"
     default_reason = "RESOURCE_EXHAUSTED"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: str | None = None,
+        metadata: Mapping[str, str] | None = None,
+        retry_after_seconds: float | None = None,
+    ) -> None:
+        super().__init__(message, reason=reason, metadata=metadata)
+        self.retry_after_seconds = retry_after_seconds
 
 
 class DeadlineTooShort(VerdictError):

@@ -2,7 +2,10 @@
 
 Where a block is parsed, and why:
 - Python, JSON and YAML up to `inline_parse_bytes` parse on the event loop: microseconds, no hand-off cost. The loop
-  yields between blocks, so one response's many small blocks cannot hold it for long.
+  yields between blocks, and one call may parse at most `inline_parse_budget_bytes` there in total: past that budget
+  its remaining small blocks parse in the runner's thread pool (`Runner.off_loop`), so a response of 250 mid-sized
+  blocks cannot hold the loop (and every other call and health check) for seconds. The budget is per call, not per
+  block, because the stall other callers feel is the sum.
 - Larger ones parse in a pebble process pool (`parse_workers` processes, started with `spawn` on first use, so no
   fork of a threaded gRPC server). `ast.parse` holds the GIL for its whole run (a 3 MB block, over a second) and a
   client deadline cannot interrupt it; in a worker it stalls nobody, `parse_timeout_seconds` bounds it, and a
@@ -114,8 +117,10 @@ class Verifier:
     async def _check(self, plan: Sequence[BlockCheck | PendingCheck]) -> list[BlockCheck]:
         shell_slots = self._runner.limit("bash", self._config).per_call()
         pool_slots = self._runner.limit("parse", self._config).per_call()
+        inline_left = self._config.inline_parse_budget_bytes
 
         async def check(item: PendingCheck) -> BlockCheck:
+            nonlocal inline_left
             code = item.block.body
             if item.language.checker is Checker.SHELL:
                 async with shell_slots:
@@ -123,6 +128,9 @@ class Verifier:
             if item.size > self._config.inline_parse_bytes:
                 async with pool_slots:
                     return place(item, await self._check_in_pool(item.language.checker, code))
+            if item.size > inline_left:
+                return place(item, await self._runner.off_loop(check_code, item.language.checker, code))
+            inline_left -= item.size
             await asyncio.sleep(0)
             return place(item, check_code(item.language.checker, code))
 
