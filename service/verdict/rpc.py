@@ -352,11 +352,13 @@ class VerdictServicer:
             left = deadline - time.monotonic()
             cutoff = deadline - min(BATCH_REPLY_MARGIN_SECONDS, max(0.0, left) / 10)
 
+        started: set[int] = set()
+
         async def one(index: int, item: Any) -> None:
             async with slots:
                 if cutoff is not None and time.monotonic() >= cutoff:
-                    outcomes[index] = _unfinished(index, started=False)
                     return
+                started.add(index)
                 try:
                     self._limits.check_request(item, field=f"items[{index}]")
                     outcomes[index] = await run_one(item, cutoff)
@@ -377,7 +379,7 @@ class VerdictServicer:
             await asyncio.gather(*tasks, return_exceptions=True)
         for index, outcome in enumerate(outcomes):
             if outcome is None:
-                outcomes[index] = _unfinished(index, started=True)
+                outcomes[index] = _unfinished(index, started=index in started)
         if self._metrics is not None:
             for outcome in outcomes:
                 if not isinstance(outcome, status_pb2.Status):
