@@ -41,7 +41,7 @@ async def test_results_come_back_one_per_item_in_order(running: Running) -> None
         ("```python\ndef f(:\n```\n", "stop", V.VERIFY_VERDICT_MALFORMED),
         ("Just prose.", "stop", V.VERIFY_VERDICT_UNVERIFIABLE),
         ("```sh\nif true; then echo\n```\n", "stop", V.VERIFY_VERDICT_MALFORMED),
-        ("```json\n{\"a\": 1}\n```\n", "stop", V.VERIFY_VERDICT_OK),
+        ('```json\n{"a": 1}\n```\n', "stop", V.VERIFY_VERDICT_OK),
     ] * 5
     request = V.BatchVerifyResponsesRequest(items=[_verify(text, reason) for text, reason, _ in texts])
     response = await running.stub.BatchVerifyResponses(request, timeout=60)
@@ -93,7 +93,8 @@ async def test_a_batch_over_the_item_or_byte_limit_is_refused_whole() -> None:
             status = rpc_status.from_call(caught.value)
             assert status is not None
             assert _reason(status) == "BATCH_TOO_LARGE"
-        ok = await running.stub.BatchVerifyResponses(V.BatchVerifyResponsesRequest(items=[_verify("x")] * 3), timeout=10)
+        three = V.BatchVerifyResponsesRequest(items=[_verify("x")] * 3)
+        ok = await running.stub.BatchVerifyResponses(three, timeout=10)
         assert len(ok.results) == 3
 
 
