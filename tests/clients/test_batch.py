@@ -41,7 +41,7 @@ def test_batch_verify_responses_in_order_with_per_item_errors(server: ServerProc
 
 
 def test_batch_evaluate_returns_a_failed_item_as_its_error(server: ServerProcess) -> None:
-    items = [
+    items: list[dict[str, object]] = [
         {"config": {"type": "exit_code"}, "exit_code": 1},
         {"config": "type: output_numeric\noperator: about\ntarget: 1", "output": "1"},
         {"config": verdict_pb2.EvaluatorConfig(exit_code=verdict_pb2.ExitCodeConfig())},
