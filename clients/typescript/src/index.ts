@@ -8,6 +8,7 @@
  * ```
  */
 export {
+  type BatchResult,
   type CallOptions,
   type EvaluateBlock,
   type EvaluateInput,
