@@ -58,6 +58,7 @@ __all__ = [
     "VERDICT_TO_PROTO",
     "Limits",
     "VerdictServicer",
+    "context_dict",
     "evaluation_input",
     "evaluation_to_proto",
     "evaluator_config",
@@ -324,7 +325,11 @@ class VerdictServicer:
     ) -> verdict_pb2.EvaluateResponse:
         big = request.ByteSize() > OFF_LOOP_BYTES
         if big:
-            evaluation = await self._off_loop(evaluation_input, request)
+            context: dict[str, Any] = {}
+            if request.HasField("context"):
+                context = await self._verifier.in_pool(context_dict, request.context.SerializeToString())
+            config = await self._off_loop(evaluator_config, request.config)
+            evaluation = evaluation_input(request, config=config, context=context)
         else:
             evaluation = evaluation_input(request)
         kind = evaluation.config.get("type")
@@ -464,15 +469,31 @@ def _check_to_proto(check: BlockCheck) -> verdict_pb2.BlockCheck:
 # --- Evaluate ------------------------------------------------------------------------------------------------------
 
 
-def evaluation_input(request: verdict_pb2.EvaluateRequest) -> EvaluationInput:
+def evaluation_input(
+    request: verdict_pb2.EvaluateRequest,
+    *,
+    config: dict[str, Any] | None = None,
+    context: dict[str, Any] | None = None,
+) -> EvaluationInput:
+    """The domain form of an Evaluate request; `config` and `context` when they were already converted (off the
+    event loop, for a big request)."""
+    if context is None:
+        context = context_dict(request.context.SerializeToString()) if request.HasField("context") else {}
     return EvaluationInput(
-        config=evaluator_config(request.config),
+        config=evaluator_config(request.config) if config is None else config,
         output=request.output,
         exit_code=request.exit_code,
-        context=whole_numbers(json_format.MessageToDict(request.context)) if request.HasField("context") else {},
+        context=context,
         state=request.state,
         workspace=request.workspace,
     )
+
+
+def context_dict(serialized: bytes) -> dict[str, Any]:
+    """A serialized `context` Struct as the plain dict the evaluators read, numbers normalised. Takes and returns
+    picklable values, so a big context can be converted in the parse pool."""
+    struct = struct_pb2.Struct.FromString(serialized)
+    return whole_numbers(json_format.MessageToDict(struct))  # type: ignore[no-any-return]
 
 
 def evaluator_config(config: verdict_pb2.EvaluatorConfig) -> dict[str, Any]:

@@ -3,9 +3,10 @@
 Where a block is parsed, and why:
 - Python, JSON and YAML up to `inline_parse_bytes` parse on the event loop: microseconds, no hand-off cost. The loop
   yields between blocks, and one call may parse at most `inline_parse_budget_bytes` there in total: past that budget
-  its remaining small blocks parse in the runner's thread pool (`Runner.off_loop`), so a response of 250 mid-sized
-  blocks cannot hold the loop (and every other call and health check) for seconds. The budget is per call, not per
-  block, because the stall other callers feel is the sum.
+  its remaining small blocks parse in the parse pool too, so a response of 250 mid-sized blocks cannot hold the loop
+  (and every other call and health check) for seconds. The budget is per call, not per block, because the stall other
+  callers feel is the sum. A thread would not do: the pure-Python YAML parser and the GIL hand-over every 5 ms make
+  each of the loop's many GIL acquisitions per call wait, and a health check then took 0.7 s.
 - Larger ones parse in a pebble process pool (`parse_workers` processes, started with `spawn` on first use, so no
   fork of a threaded gRPC server). `ast.parse` holds the GIL for its whole run (a 3 MB block, over a second) and a
   client deadline cannot interrupt it; in a worker it stalls nobody, `parse_timeout_seconds` bounds it, and a
@@ -28,7 +29,7 @@ import dataclasses
 import logging
 import multiprocessing
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from pebble import ProcessExpired, ProcessFuture, ProcessPool
 
@@ -48,6 +49,8 @@ __all__ = ["Verifier"]
 
 logger = logging.getLogger(__name__)
 
+_T = TypeVar("_T")
+
 SCAN_INLINE_CHARS = 64 * 1024
 """Texts up to this size are scanned for fences on the event loop (a few milliseconds at worst: 16k fence lines)."""
 
@@ -66,7 +69,7 @@ class Verifier:
         self._metrics = metrics
         self._second_opinion = second_opinion
         self._pool: ProcessPool | None = None
-        self._parsing: set[ProcessFuture[CodeCheck]] = set()
+        self._parsing: set[ProcessFuture[Any]] = set()
         self._closed = False
 
     async def verify(
@@ -125,11 +128,9 @@ class Verifier:
             if item.language.checker is Checker.SHELL:
                 async with shell_slots:
                     return place(item, await self._check_shell(code))
-            if item.size > self._config.inline_parse_bytes:
+            if item.size > self._config.inline_parse_bytes or item.size > inline_left:
                 async with pool_slots:
                     return place(item, await self._check_in_pool(item.language.checker, code))
-            if item.size > inline_left:
-                return place(item, await self._runner.off_loop(check_code, item.language.checker, code))
             inline_left -= item.size
             await asyncio.sleep(0)
             return place(item, check_code(item.language.checker, code))
@@ -197,6 +198,19 @@ class Verifier:
             return CodeCheck(Verdict.UNVERIFIABLE, f"the parse pool failed: {type(error).__name__}: {error}")
         finally:
             self._metrics.parse_pool_tasks.labels(outcome=outcome).inc()
+
+    async def in_pool(self, func: Callable[..., _T], *args: Any) -> _T:
+        """Run a pure, picklable function (importable by name) in the parse pool, out of this process's GIL: for
+        conversions of request parts so big that even a thread would stall the event loop (every GIL hand-over
+        costs the loop up to 5 ms, and it needs many per call). Raises Unavailable after `close()`; the function's
+        own exception, or TimeoutError past `parse_timeout_seconds`, otherwise."""
+        if self._closed:
+            raise Unavailable("the verifier is closed")
+        future = self._running_pool().schedule(func, args=args, timeout=self._config.parse_timeout_seconds)
+        self._parsing.add(future)
+        future.add_done_callback(self._parsing.discard)
+        result: _T = await asyncio.wrap_future(future)
+        return result
 
     def _running_pool(self) -> ProcessPool:
         if self._pool is None:
