@@ -352,6 +352,8 @@ def parse_value(key: str, raw: object) -> object:
     """Coerce one raw value (a YAML scalar, or a string from the environment or a flag) to the key's type."""
     kind = _field_types()[key]
     origin = typing.get_origin(kind)
+    if key == "log_level" and isinstance(raw, str):
+        raw = raw.strip().upper()  # `--log-level debug` means DEBUG, as logging itself reads it
     if kind is bool:
         if isinstance(raw, bool):
             return raw

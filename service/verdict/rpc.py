@@ -287,7 +287,7 @@ class VerdictServicer:
         self, request: verdict_pb2.BatchVerifyResponsesRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> verdict_pb2.BatchVerifyResponsesResponse:
         self._limits.check_batch(request)
-        outcomes = await self._batch("BatchVerifyResponses", request.items, self._verify_one, _deadline(context))
+        outcomes = await self.verify_batch(request.items, _deadline(context))
         response = verdict_pb2.BatchVerifyResponsesResponse()
         for outcome in outcomes:
             result = response.results.add()
@@ -302,7 +302,7 @@ class VerdictServicer:
         self, request: verdict_pb2.BatchEvaluateRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> verdict_pb2.BatchEvaluateResponse:
         self._limits.check_batch(request)
-        outcomes = await self._batch("BatchEvaluate", request.items, self._evaluate_one, _deadline(context))
+        outcomes = await self.evaluate_batch(request.items, _deadline(context))
         response = verdict_pb2.BatchEvaluateResponse()
         for outcome in outcomes:
             result = response.results.add()
@@ -311,6 +311,18 @@ class VerdictServicer:
             else:
                 result.response.CopyFrom(outcome)
         return response
+
+    async def verify_batch(
+        self, items: Sequence[verdict_pb2.VerifyResponseRequest], deadline: float | None = None
+    ) -> list[verdict_pb2.VerifyResponseResponse | status_pb2.Status]:
+        """Verify every item as BatchVerifyResponses does (the batch RPC and `verdict verify` over many inputs)."""
+        return await self._batch("BatchVerifyResponses", items, self._verify_one, deadline)
+
+    async def evaluate_batch(
+        self, items: Sequence[verdict_pb2.EvaluateRequest], deadline: float | None = None
+    ) -> list[verdict_pb2.EvaluateResponse | status_pb2.Status]:
+        """Evaluate every item as BatchEvaluate does (the batch RPC and `verdict evaluate --jsonl`)."""
+        return await self._batch("BatchEvaluate", items, self._evaluate_one, deadline)
 
     async def _verify_one(
         self, request: verdict_pb2.VerifyResponseRequest, deadline: float | None
