@@ -69,6 +69,9 @@ class Command:
     max_output_bytes: int = 1024 * 1024
     keep_tail: bool = False
     """Past the cap, keep the last bytes instead of the first: for CLIs that stream events and put the answer last."""
+    pass_fds: tuple[int, ...] = ()
+    """Descriptors the child inherits under the same numbers (everything else is closed): a directory the caller
+    opened and checked, which the child reaches as `/proc/self/fd/N` and which no rename can swap."""
     slot_held: bool = False
     """The caller already holds a slot of this tool's pool (the judge service holds one across the whole call, the
     wait for the deadline and HTTP hosts included), so the runner must not take a second one."""
@@ -234,6 +237,7 @@ class Runner:
                 stderr=asyncio.subprocess.PIPE,
                 env=dict(command.env),
                 cwd=command.cwd,
+                pass_fds=command.pass_fds,
                 start_new_session=True,
             )
         except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:

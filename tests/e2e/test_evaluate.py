@@ -150,6 +150,31 @@ async def test_diff_stall_with_a_real_repository(server: Running) -> None:
     assert caught.value.code() == grpc.StatusCode.PERMISSION_DENIED
 
 
+@pytest.mark.parametrize(
+    ("workspace", "code"),
+    [
+        ("n" * 256, grpc.StatusCode.INVALID_ARGUMENT),  # a name the kernel answers with ENAMETOOLONG
+        ("p/" * 2100, grpc.StatusCode.INVALID_ARGUMENT),  # a path past PATH_MAX
+        ("linked", grpc.StatusCode.PERMISSION_DENIED),  # ELOOP: a link, even one staying inside the root
+    ],
+)
+async def test_workspace_paths_the_kernel_refuses_are_the_callers_error(
+    server: Running, workspace: str, code: grpc.StatusCode
+) -> None:
+    root = Path(server.app.config.workspace_root)
+    if not (root / "linked").is_symlink():
+        (root / "linked").symlink_to(".")
+    config = verdict_pb2.EvaluatorConfig(diff_stall=verdict_pb2.DiffStallConfig(max_stall=1))
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await server.stub.Evaluate(verdict_pb2.EvaluateRequest(config=config, workspace=workspace), timeout=30)
+    assert caught.value.code() == code
+    status = rpc_status.from_call(caught.value)
+    assert status is not None
+    info = error_details_pb2.ErrorInfo()
+    assert any(detail.Unpack(info) for detail in status.details)
+    assert info.metadata["field"] == "workspace"
+
+
 async def test_catastrophic_regex_is_an_error_verdict_while_other_calls_answer(server: Running) -> None:
     slow = verdict_pb2.EvaluateRequest(
         config=verdict_pb2.EvaluatorConfig(output_contains=verdict_pb2.OutputContainsConfig(pattern="(a|aa)+$")),

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from verdict.config import Config
-from verdict.errors import FailedPrecondition, InvalidArgument, PermissionDenied
+from verdict.errors import FailedPrecondition, InvalidArgument, PermissionDenied, VerdictError
 from verdict.evaluators import EvaluationInput, EvaluationResult, Evaluations
 from verdict.metrics import Metrics
 from verdict.runner import Command, Completed, Runner
@@ -346,3 +346,44 @@ async def test_scope_too_long_for_an_argument_list_is_an_error_verdict(evaluatio
     result = await Loop(evaluations, "proj", scope=["x" * 200_000]).step()
     assert result.verdict == "error"
     assert result.details["error"].startswith("git diff failed: ")
+
+
+@pytest.mark.parametrize(
+    ("workspace", "error"),
+    [("w" * 256, InvalidArgument), ("d/" * 2100, InvalidArgument), ("alias", PermissionDenied)],
+)
+async def test_workspace_paths_the_kernel_refuses_name_the_field(
+    evaluations: Evaluations, root: Path, workspace: str, error: type[VerdictError]
+) -> None:
+    """ENAMETOOLONG and a link (ELOOP, even one staying inside the root) are the caller's: INVALID_ARGUMENT or
+    PERMISSION_DENIED naming `workspace`, never INTERNAL."""
+    make_repo(root / "proj")
+    (root / "alias").symlink_to("proj")
+    with pytest.raises(error) as refused:
+        await Loop(evaluations, workspace).step()
+    assert refused.value.metadata["field"] == "workspace"
+
+
+async def test_a_config_that_is_a_link_or_includes_a_file_means_git_does_not_run(
+    evaluations: Evaluations, root: Path, tmp_path: Path
+) -> None:
+    """git reads configuration only from a regular file inside the repository: a link there (even to a file inside
+    the root), or an include of another file, is an `error` verdict that says so, and git never starts."""
+    repo = make_repo(root / "proj")
+    config = repo / ".git" / "config"
+    (root / "kept-config").write_bytes(config.read_bytes())
+    config.unlink()
+    config.symlink_to(root / "kept-config")
+    result = await Loop(evaluations, "proj").step()
+    assert result.verdict == "error"
+    assert "config is a symbolic link" in result.details["error"]
+    config.unlink()
+    (root / "kept-config").rename(config)
+    benign = config.read_bytes()
+    for include in ("[include]\n\tpath = ../other\n", f'[includeIf "gitdir:{repo}/"]\n\tpath = {tmp_path}/x\n'):
+        config.write_bytes(benign + include.encode())
+        result = await Loop(evaluations, "proj").step()
+        assert result.verdict == "error"
+        assert "includes another file" in result.details["error"]
+    config.write_bytes(benign)
+    assert (await Loop(evaluations, "proj").step()).verdict == "yes"

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.judges.conftest import FakeJudges, answer_stdout
-from verdict.errors import FailedPrecondition, PermissionDenied
+from verdict.errors import FailedPrecondition, InvalidArgument, PermissionDenied
 from verdict.evaluators.model import EvaluationInput
 from verdict.judges.comparator import Comparator, Ruling, build_blind_prompt, read_ruling, tally
 
@@ -239,4 +239,37 @@ async def test_a_baseline_that_is_a_fifo_is_an_error_not_a_hang(judge_service, f
             os.close(os.open(baseline, os.O_WRONLY | os.O_NONBLOCK))
     assert result.verdict == "error"
     assert result.details["error"] == "cannot read the baseline: not a regular file"
+    assert fake_judges.calls() == []
+
+
+@pytest.mark.parametrize(
+    ("baseline_path", "error", "field"),
+    [
+        ("x" * 300, InvalidArgument, "config.baseline_path"),  # ENAMETOOLONG from the kernel, refused first here
+        ("deep/" * 900, InvalidArgument, "config.baseline_path"),  # past PATH_MAX
+        ("linked", PermissionDenied, "config.baseline_path"),  # ELOOP: a link on the way, even one staying inside
+    ],
+)
+async def test_paths_the_kernel_refuses_name_the_field(judge_service, tmp_path, baseline_path, error, field):
+    root, config = workspace_config(tmp_path, baseline_path=baseline_path)
+    (root / "proj" / "real").mkdir(parents=True, exist_ok=True)
+    (root / "proj" / "linked").symlink_to("real")
+    service = judge_service("claude-code", workspace_root=str(root))
+    with pytest.raises(error) as refused:
+        await Comparator(service)({**config, "auto_promote": True}, request(workspace="proj"), None)
+    assert refused.value.metadata["field"] == field
+
+
+async def test_auto_promote_replaces_a_link_never_writes_through_it(judge_service, fake_judges, tmp_path):
+    """The baseline file itself a link (to a file inside or outside the root): refused, and the target untouched."""
+    root, config = workspace_config(tmp_path)
+    baseline = root / "proj/.loops/baselines/check/output.txt"
+    baseline.parent.mkdir(parents=True)
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("keep\n")
+    baseline.symlink_to(target)
+    service = judge_service("claude-code", workspace_root=str(root))
+    with pytest.raises(PermissionDenied):
+        await Comparator(service)({**config, "auto_promote": True}, request(workspace="proj"), None)
+    assert target.read_text() == "keep\n"
     assert fake_judges.calls() == []

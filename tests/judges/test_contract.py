@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.judges.conftest import answer_stdout
-from verdict.errors import PermissionDenied
+from verdict.errors import InvalidArgument, PermissionDenied
 from verdict.evaluators.catalogue import DEFAULT_CONTRACT
 from verdict.evaluators.model import EvaluationInput
 from verdict.judges.contract import Contract, aggregate
@@ -201,3 +201,20 @@ async def test_a_fifo_or_an_oversized_file_is_a_pair_error_not_a_hang(judge_serv
     assert first["error"] == "cannot read producer file: not a regular file"
     assert "bytes are not read" in second["error"]
     assert fake_judges.calls() == []
+
+
+@pytest.mark.parametrize(
+    ("producer", "error"),
+    [("p" * 256, InvalidArgument), ("sub/" * 1100, InvalidArgument), ("alias/producer.py", PermissionDenied)],
+)
+async def test_paths_the_kernel_refuses_name_the_pair_field(judge_service, tmp_path, producer, error):
+    """ENAMETOOLONG and a link on the way (ELOOP) are the caller's: INVALID_ARGUMENT or PERMISSION_DENIED naming
+    the pair's field, never INTERNAL. A link is refused even when it stays inside the root."""
+    root = tmp_path / "root"
+    (root / "real").mkdir(parents=True)
+    (root / "real" / "producer.py").write_text(PRODUCER)
+    (root / "alias").symlink_to("real")
+    service = judge_service("claude-code", workspace_root=str(root))
+    with pytest.raises(error) as refused:
+        await Contract(service)(config(pair(producer=producer, consumer_content="")), request(), None)
+    assert refused.value.metadata["field"] == "config.pairs[0].producer"

@@ -17,18 +17,25 @@ is a command). Every one of those is switched off here:
 - the diff: --no-ext-diff, --no-textconv, --no-color, --ignore-submodules=dirty (a submodule's work tree would be a
   second repository with its own configuration), GIT_OPTIONAL_LOCKS=0 (no opportunistic index writes, so no
   post-index-change hook), no pager;
-- where: GIT_DIR and GIT_WORK_TREE are the directories `workspace.find_repository` checked to lie inside the root,
-  so git does no discovery and core.worktree cannot move it; GIT_CEILING_DIRECTORIES stops any walk at the root;
+- where: nothing git is told is a path the agent can swap. `workspace.find_repository` opened the metadata and the
+  work tree beneath the root without following links and holds their descriptors; the runner passes them to git
+  (`pass_fds`), which reaches them as `/proc/self/fd/N`. GIT_DIR is a private directory the server makes for the
+  call: a copy of HEAD, a copy of the configuration read through its descriptor, and links to `/proc/self/fd/N` for
+  objects, refs, the index and the rest. So git reads exactly the configuration that was listed and neutralised
+  (a rewrite or a link swapped in mid-call changes nothing), never config.worktree or an include (a configuration
+  with `include.path` or `includeIf` is refused: git does not run on configuration the server cannot read whole),
+  and runs with its working directory set through the held descriptor; GIT_CEILING_DIRECTORIES stops any walk;
 - how long and how much: the runner's time limit (git_timeout_seconds, or less when the caller's deadline is nearer)
   and output cap, and its process-group kill.
 """
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 from collections.abc import Sequence
-from pathlib import Path
+from dataclasses import dataclass
 
 from verdict.runner import Command, CommandNotFound, Completed, Runner, minimal_env
 from verdict.workspace import Repository
@@ -46,7 +53,7 @@ class GitFailed(Exception):
     """git could not give a diff (missing, timed out, failed, or output too large); the message is the detail."""
 
 
-def _hardening(work_tree: Path) -> list[str]:
+def _hardening(work_tree: str) -> list[str]:
     return [
         "--no-pager",
         "-c",
@@ -68,17 +75,47 @@ def _hardening(work_tree: Path) -> list[str]:
         "-c",
         "protocol.allow=never",
         "-c",
+        "core.bare=false",
+        "-c",
         f"safe.directory={work_tree}",
     ]
 
 
-def _environment(repository: Repository, root: Path, home: str) -> dict[str, str]:
-    return minimal_env(
+@dataclass(frozen=True)
+class _Site:
+    """Where git runs: its environment, its working directory (a held descriptor's /proc path), the descriptors."""
+
+    env: dict[str, str]
+    cwd: str
+    pass_fds: tuple[int, ...]
+
+
+def _fd_path(descriptor: int) -> str:
+    return f"/proc/self/fd/{descriptor}"
+
+
+def _shadow_git_dir(repository: Repository, home: str) -> str:
+    """The private GIT_DIR: copies of HEAD and the configuration, links to the held descriptors for the rest.
+
+    git reads its repository configuration from `$GIT_DIR/config` (a linked work tree's from the common directory),
+    so a copy here is what makes the listed configuration the configuration used."""
+    shadow = os.path.join(home, "git")
+    os.mkdir(shadow, 0o700)
+    for name, data in (("HEAD", repository.head), ("config", repository.config)):
+        with open(os.path.join(shadow, name), "wb") as handle:
+            handle.write(data)
+    for name, descriptor in repository.held.items():
+        os.symlink(_fd_path(descriptor), os.path.join(shadow, name))
+    return shadow
+
+
+def _site(repository: Repository, root: str, home: str, cwd_fd: int) -> _Site:
+    env = minimal_env(
         home=home,
         XDG_CONFIG_HOME=home,
-        GIT_DIR=str(repository.git_dir),
-        GIT_WORK_TREE=str(repository.work_tree),
-        GIT_CEILING_DIRECTORIES=str(root.parent),
+        GIT_DIR=_shadow_git_dir(repository, home),
+        GIT_WORK_TREE=_fd_path(repository.work_tree),
+        GIT_CEILING_DIRECTORIES=os.path.dirname(os.path.realpath(root)),
         GIT_CONFIG_NOSYSTEM="1",
         GIT_CONFIG_GLOBAL="/dev/null",
         GIT_ATTR_NOSYSTEM="1",
@@ -89,30 +126,32 @@ def _environment(repository: Repository, root: Path, home: str) -> dict[str, str
         GIT_PAGER="cat",
         PAGER="cat",
     )
+    return _Site(env, _fd_path(cwd_fd), (*repository.descriptors(), cwd_fd))
 
 
 async def diff_stat(
     runner: Runner,
     repository: Repository,
     *,
-    root: Path,
-    cwd: Path,
+    root: str,
+    cwd_fd: int,
     scope: Sequence[str],
     timeout: float,  # noqa: ASYNC109 - the runner's time limit for the children, not an asyncio timeout
 ) -> str:
-    """The output of `git diff --stat [-- scope]` run in `cwd`. Raises GitFailed with little-loops' messages."""
+    """The output of `git diff --stat [-- scope]` run in the held directory `cwd_fd`. Raises GitFailed with
+    little-loops' messages."""
     with tempfile.TemporaryDirectory(prefix="verdict-git-home-") as home:
-        env = _environment(repository, root, home)
-        hardening = _hardening(repository.work_tree)
+        site = _site(repository, root, home, cwd_fd)
+        hardening = _hardening(os.readlink(_fd_path(repository.work_tree)))
         started = time.monotonic()
-        drivers, transports = await _configured(runner, hardening, env, cwd, timeout)
-        env.update(_neutralise(drivers, transports))
+        drivers, transports = await _configured(runner, hardening, site, timeout)
+        site.env.update(_neutralise(drivers, transports))
         argv = ["git", *hardening, "diff", "--stat", "--no-color", "--no-ext-diff", "--no-textconv"]
         argv.append("--ignore-submodules=dirty")
         if scope:
             argv += ["--", *scope]
         remaining = max(timeout - (time.monotonic() - started), 0.001)
-        completed = await _run(runner, argv, env, cwd, remaining, MAX_DIFF_BYTES)
+        completed = await _run(runner, argv, site, remaining, MAX_DIFF_BYTES)
         if completed.returncode != 0:
             raise GitFailed(f"git diff failed: {completed.stderr.decode('utf-8', 'replace')[:200]}")
         if completed.stdout_truncated:
@@ -123,14 +162,17 @@ async def diff_stat(
 async def _configured(
     runner: Runner,
     hardening: list[str],
-    env: dict[str, str],
-    cwd: Path,
+    site: _Site,
     timeout: float,  # noqa: ASYNC109
 ) -> tuple[list[str], list[str]]:
     """The filter drivers (a clean filter runs when a changed file is hashed) and the transports with their own
-    `protocol.<name>.allow` (a lazy fetch through `ext::` runs a command) that the repository's configuration names."""
-    argv = ["git", *hardening, "config", "--null", "--name-only", "--get-regexp", r"^(filter|protocol)\."]
-    completed = await _run(runner, argv, env, cwd, timeout, _MAX_CONFIG_BYTES)
+    `protocol.<name>.allow` (a lazy fetch through `ext::` runs a command) that the repository's configuration names.
+
+    An `include.path` or `includeIf.<condition>.path` refuses the repository: the included file is read by git when
+    it runs, after this listing, from wherever it names (an absolute path may lie anywhere on the host)."""
+    argv = ["git", *hardening, "config", "--no-includes", "--null", "--name-only", "--get-regexp"]
+    argv.append(r"^(filter|protocol|include|includeif)\.")
+    completed = await _run(runner, argv, site, timeout, _MAX_CONFIG_BYTES)
     if completed.returncode not in (0, 1) or completed.stdout_truncated:
         detail = completed.stderr.decode("utf-8", "replace")[:200] or "configuration listing too large"
         raise GitFailed(f"git diff failed: cannot read the repository configuration: {detail}")
@@ -139,6 +181,11 @@ async def _configured(
     for name in completed.stdout.decode("utf-8", "replace").split("\0"):
         section, _, rest = name.partition(".")
         subsection, _, key = rest.rpartition(".")
+        if section in ("include", "includeif") and key == "path":
+            raise GitFailed(
+                "git not run: the repository's configuration includes another file (include.path or includeIf); "
+                "git reads configuration only from the repository's own config file"
+            )
         if section == "filter" and subsection and key:
             drivers.add(subsection)
         elif section == "protocol" and subsection and key == "allow":
@@ -166,15 +213,21 @@ def _neutralise(drivers: list[str], transports: list[str]) -> dict[str, str]:
 async def _run(
     runner: Runner,
     argv: list[str],
-    env: dict[str, str],
-    cwd: Path,
+    site: _Site,
     timeout: float,  # noqa: ASYNC109
     cap: int,
 ) -> Completed:
+    command = Command(
+        tool="git",
+        argv=tuple(argv),
+        timeout=timeout,
+        env=site.env,
+        cwd=site.cwd,
+        pass_fds=site.pass_fds,
+        max_output_bytes=cap,
+    )
     try:
-        completed = await runner.run(
-            Command(tool="git", argv=tuple(argv), timeout=timeout, env=env, cwd=str(cwd), max_output_bytes=cap)
-        )
+        completed = await runner.run(command)
     except CommandNotFound:
         raise GitFailed("git not found in PATH") from None
     except OSError as exc:  # E2BIG: a scope longer than the kernel takes as arguments

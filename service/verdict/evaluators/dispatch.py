@@ -23,7 +23,6 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from verdict.config import Config
@@ -38,7 +37,7 @@ from verdict.evaluators.spec import EvaluatorSpec
 from verdict.evaluators.values import jsonable
 from verdict.metrics import Metrics
 from verdict.runner import Runner
-from verdict.workspace import resolve_inside
+from verdict.workspace import inside
 
 __all__ = ["Evaluations"]
 
@@ -142,9 +141,7 @@ class Evaluations:
                 reason="NO_WORKSPACE_ROOT",
                 metadata={"evaluator": kind},
             )
-        resolved_root = Path(root).resolve()
-        path = resolve_inside(resolved_root, requested or ".")
-        return Workspace(resolved_root, path, path.relative_to(resolved_root).as_posix())
+        return Workspace(root, inside(root, requested or ".", "workspace"))
 
 
 def _source(source: str | None, output: str, namespaces: Namespaces) -> str:

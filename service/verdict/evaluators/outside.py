@@ -7,9 +7,9 @@ output_contains runs a time-bounded regular-expression search off the event loop
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from verdict import patterns
 from verdict.config import Config
@@ -18,17 +18,17 @@ from verdict.evaluators import deterministic, stall
 from verdict.evaluators.diffstat import GitFailed, diff_stat
 from verdict.evaluators.model import EvaluationResult, Judgement, Step
 from verdict.runner import Runner
-from verdict.workspace import find_repository
+from verdict.workspace import UncheckedConfig, find_repository, open_beneath, open_root
 
 __all__ = ["Outside", "Workspace", "diff_stall", "output_contains"]
 
 
 @dataclass(frozen=True)
 class Workspace:
-    """The request's workspace, resolved inside the server's workspace_root (only for types that need one)."""
+    """The request's workspace: the server's workspace_root and a path under it (from `workspace.inside`, so already
+    free of `..` past the root). Only a name: it is opened, beneath the root, when a run uses it."""
 
-    root: Path
-    path: Path
+    root: str
     relative: str
 
 
@@ -78,27 +78,49 @@ async def output_contains(step: Step, outside: Outside) -> Judgement | Evaluatio
 
 
 async def diff_stall(step: Step, outside: Outside) -> Judgement | EvaluationResult:
-    """`git diff --stat` in the workspace, then the pure stall rule; git trouble is `error` with the token unchanged."""
+    """`git diff --stat` in the workspace, then the pure stall rule; git trouble is `error` with the token unchanged.
+
+    The workspace and the repository are opened beneath the root and held as descriptors for as long as git runs, so
+    swapping a directory for a link mid-call moves nothing git sees (`verdict.workspace`)."""
     workspace = outside.workspace
     if workspace is None:  # the record says needs_workspace, so the dispatcher always resolves one
         raise AssertionError("diff_stall runs without a workspace")
-    if not workspace.path.is_dir():
-        error = f"workspace {workspace.relative!r} is not a directory"
-        return EvaluationResult("error", {"error": error}, outside.token)
-    repository = find_repository(workspace.root, workspace.path)
+    root_fd = open_root(workspace.root)
+    try:
+        try:
+            cwd_fd = open_beneath(root_fd, workspace.relative, os.O_RDONLY | os.O_DIRECTORY, "workspace")
+        except OSError:
+            error = f"workspace {workspace.relative!r} is not a directory"
+            return EvaluationResult("error", {"error": error}, outside.token)
+        try:
+            return await _diff_stall(step, outside, workspace, root_fd, cwd_fd)
+        finally:
+            os.close(cwd_fd)
+    finally:
+        os.close(root_fd)
+
+
+async def _diff_stall(
+    step: Step, outside: Outside, workspace: Workspace, root_fd: int, cwd_fd: int
+) -> Judgement | EvaluationResult:
+    try:
+        repository = find_repository(root_fd, workspace.root, workspace.relative)
+    except UncheckedConfig as refused:
+        return EvaluationResult("error", {"error": str(refused)}, outside.token)
     if repository is None:
         error = f"git diff failed: {workspace.relative!r} is not in a git repository under the workspace root"
         return EvaluationResult("error", {"error": error}, outside.token)
-    bound = outside.bound(outside.config.git_timeout_seconds)
-    try:
-        diff = await diff_stat(
-            outside.runner,
-            repository,
-            root=workspace.root,
-            cwd=workspace.path,
-            scope=step.settings["scope"],
-            timeout=bound,
-        )
-    except GitFailed as failure:
-        return EvaluationResult("error", {"error": str(failure)}, outside.token)
+    with repository:
+        bound = outside.bound(outside.config.git_timeout_seconds)
+        try:
+            diff = await diff_stat(
+                outside.runner,
+                repository,
+                root=workspace.root,
+                cwd_fd=cwd_fd,
+                scope=step.settings["scope"],
+                timeout=bound,
+            )
+        except GitFailed as failure:
+            return EvaluationResult("error", {"error": str(failure)}, outside.token)
     return stall.diff_stall(step, diff)

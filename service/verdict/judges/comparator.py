@@ -21,13 +21,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from verdict.evaluators.model import EvaluationInput, EvaluationResult
 from verdict.judges.clipping import clip
 from verdict.judges.envelopes import JudgeReply
-from verdict.judges.files import read_text, workspace_file, write_text
+from verdict.judges.files import WorkspaceFile, read_text, workspace_file, write_text
 from verdict.judges.model import JudgeAnswer, JudgeRequest
 from verdict.judges.payload import verdict_payload
 from verdict.judges.service import JudgeService
@@ -159,12 +158,16 @@ class Comparator:
     ) -> EvaluationResult:
         output = request.output
         auto_promote = bool(config["auto_promote"])
-        baseline_file: Path | None = None
+        baseline_file: WorkspaceFile | None = None
         if config.get("baseline") is not None:
             baseline = str(config["baseline"])
         elif config.get("baseline_path"):
             baseline_file = workspace_file(
-                self.service.config.workspace_root, request.workspace, str(config["baseline_path"]), BASELINE_FILE
+                self.service.config.workspace_root,
+                request.workspace,
+                str(config["baseline_path"]),
+                BASELINE_FILE,
+                field="config.baseline_path",
             )
             try:
                 baseline = await read_text(baseline_file)
@@ -237,7 +240,7 @@ class Comparator:
             details["promoted"] = True
         return EvaluationResult(verdict, details)
 
-    async def _bootstrap(self, baseline_file: Path, output: str) -> EvaluationResult:
+    async def _bootstrap(self, baseline_file: WorkspaceFile, output: str) -> EvaluationResult:
         try:
             await write_text(baseline_file, output)
         except OSError as exc:

@@ -72,12 +72,14 @@ class Contract:
     ) -> EvaluationResult:
         results: list[dict[str, Any]] = []
         host = ""
-        for pair in config["pairs"]:  # validation refused an empty list and filled every pair's defaults
+        for index, pair in enumerate(
+            config["pairs"]
+        ):  # validation refused an empty list and filled every pair's defaults
             producer, consumer = str(pair.get("producer", "")), str(pair.get("consumer", ""))
             result: dict[str, Any] = {"producer": producer, "consumer": consumer}
             try:
-                producer_text = await self._side(pair, "producer", request)
-                consumer_text = await self._side(pair, "consumer", request)
+                producer_text = await self._side(pair, "producer", request, index)
+                consumer_text = await self._side(pair, "consumer", request, index)
             except _PairError as exc:
                 results.append({**result, "verdict": "error", "error": str(exc)})
                 continue
@@ -103,13 +105,14 @@ class Contract:
             details["judge_host"] = host
         return EvaluationResult(aggregate(results), details)
 
-    async def _side(self, pair: Mapping[str, Any], side: str, request: EvaluationInput) -> str:
+    async def _side(self, pair: Mapping[str, Any], side: str, request: EvaluationInput, index: int) -> str:
         path = str(pair.get(side, ""))
         inline = pair.get(f"{side}_content")
         if inline is not None:
             text = str(inline)
         else:
-            file = workspace_file(self.service.config.workspace_root, request.workspace, path)
+            root = self.service.config.workspace_root
+            file = workspace_file(root, request.workspace, path, field=f"config.pairs[{index}].{side}")
             try:
                 text = await read_text(file)
             except OSError as exc:
