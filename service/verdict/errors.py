@@ -25,6 +25,7 @@ A checker that malfunctions (a judge timing out, a parser crashing) is *not* an 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 __all__ = [
     "ERROR_DOMAIN",
@@ -59,6 +60,18 @@ class VerdictError(Exception):
         self.message = message
         self.reason = reason or self.default_reason
         self.metadata: dict[str, str] = dict(metadata or {})
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle by state, not by constructor arguments (the subclasses take keyword-only ones), so an error raised
+        in the parse pool's worker process reaches the caller as itself."""
+        return (_rebuilt, (type(self), self.message, dict(self.__dict__)))
+
+
+def _rebuilt(cls: type[VerdictError], message: str, state: dict[str, Any]) -> VerdictError:
+    error = cls.__new__(cls)
+    Exception.__init__(error, message)
+    error.__dict__.update(state)
+    return error
 
 
 class InvalidArgument(VerdictError):

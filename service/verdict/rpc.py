@@ -340,7 +340,10 @@ class VerdictServicer:
             context: dict[str, Any] = {}
             if request.HasField("context"):
                 context = await self._verifier.in_pool(context_dict, request.context.SerializeToString())
-            config = await self._off_loop(evaluator_config, request.config)
+            if request.config.ByteSize() > OFF_LOOP_BYTES // 4:  # a `yaml` member: PyYAML is pure Python
+                config = await self._verifier.in_pool(evaluator_config, request.config)
+            else:
+                config = evaluator_config(request.config)
             evaluation = evaluation_input(request, config=config, context=context)
         else:
             evaluation = evaluation_input(request)

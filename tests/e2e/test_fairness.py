@@ -11,10 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+import grpc
+import grpc.aio
 import pytest
+from grpc_status import rpc_status
 
 from bench.bench_loop_stall import SHAPES, probe
-from tests.support import ServerProcess, start_server_process, stop_server_process
+from tests.support import Running, ServerProcess, start_server_process, stop_server_process
+from verdict.v1 import verdict_pb2
 
 BOUND_SECONDS = 0.1
 
@@ -35,3 +39,25 @@ async def test_one_heavy_call_does_not_hold_the_event_loop(
     assert measured.health, "no probe overlapped the heavy call"
     assert measured.health_median < BOUND_SECONDS, measured
     assert measured.small_call_median < BOUND_SECONDS, measured
+
+
+async def test_work_moved_off_the_loop_answers_as_it_did_on_it(running: Running) -> None:
+    """A big request takes the off-loop path (config parsed and context converted in the parse pool): its answers and
+    errors must be exactly those of a small request."""
+    padding = "\n".join(f"# comment line {i}" for i in range(400))
+    bad_yaml = f"type: output_numeric\noperator: about\ntarget: 3\n{padding}"
+    big_context = {"context": {f"k{i}": i for i in range(3000)}, "captured": {"n": {"output": "7"}}}
+    request = verdict_pb2.EvaluateRequest(config=verdict_pb2.EvaluatorConfig(yaml=bad_yaml), output="5")
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await running.stub.Evaluate(request, timeout=30)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    status = rpc_status.from_call(caught.value)
+    assert status is not None
+    assert "operator" in status.message
+    good_yaml = f"type: output_numeric\noperator: ge\ntarget: 3\nsource: ${{captured.n.output}}\n{padding}"
+    request = verdict_pb2.EvaluateRequest(config=verdict_pb2.EvaluatorConfig(yaml=good_yaml), output="1")
+    request.context.update(big_context)
+    assert request.ByteSize() > 16 * 1024
+    response = await running.stub.Evaluate(request, timeout=30)
+    assert response.verdict == "yes"
+    assert response.details["value"] == 7
