@@ -10,6 +10,7 @@ a baseline of a few milliseconds.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import grpc
 import grpc.aio
@@ -46,7 +47,7 @@ async def test_work_moved_off_the_loop_answers_as_it_did_on_it(running: Running)
     errors must be exactly those of a small request."""
     padding = "\n".join(f"# comment line {i}" for i in range(400))
     bad_yaml = f"type: output_numeric\noperator: about\ntarget: 3\n{padding}"
-    big_context = {"context": {f"k{i}": i for i in range(3000)}, "captured": {"n": {"output": "7"}}}
+    big_context: dict[str, Any] = {"context": {f"k{i}": i for i in range(3000)}, "captured": {"n": {"output": "7"}}}
     request = verdict_pb2.EvaluateRequest(config=verdict_pb2.EvaluatorConfig(yaml=bad_yaml), output="5")
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await running.stub.Evaluate(request, timeout=30)
