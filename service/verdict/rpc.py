@@ -49,7 +49,7 @@ from verdict.evaluators import (
 from verdict.metrics import Metrics
 from verdict.v1 import verdict_pb2
 from verdict.verify.model import BlockCheck, Verdict, Verification, VerifyInput
-from verdict.verify.verifier import Verifier
+from verdict.verify.verifier import InlineBudget, Verifier
 from verdict.wire import Undecodable, lenient_decoder
 
 __all__ = [
@@ -315,8 +315,16 @@ class VerdictServicer:
     async def verify_batch(
         self, items: Sequence[verdict_pb2.VerifyResponseRequest], deadline: float | None = None
     ) -> list[verdict_pb2.VerifyResponseResponse | status_pb2.Status]:
-        """Verify every item as BatchVerifyResponses does (the batch RPC and `verdict verify` over many inputs)."""
-        return await self._batch("BatchVerifyResponses", items, self._verify_one, deadline)
+        """Verify every item as BatchVerifyResponses does (the batch RPC and `verdict verify` over many inputs). The
+        items share one inline parse budget: a batch is one call."""
+        budget = InlineBudget(self._verifier.inline_parse_budget_bytes)
+
+        async def verify_one(
+            item: verdict_pb2.VerifyResponseRequest, cutoff: float | None
+        ) -> verdict_pb2.VerifyResponseResponse:
+            return await self._verify_one(item, cutoff, budget)
+
+        return await self._batch("BatchVerifyResponses", items, verify_one, deadline)
 
     async def evaluate_batch(
         self, items: Sequence[verdict_pb2.EvaluateRequest], deadline: float | None = None
@@ -325,10 +333,13 @@ class VerdictServicer:
         return await self._batch("BatchEvaluate", items, self._evaluate_one, deadline)
 
     async def _verify_one(
-        self, request: verdict_pb2.VerifyResponseRequest, deadline: float | None
+        self, request: verdict_pb2.VerifyResponseRequest, deadline: float | None, budget: InlineBudget | None = None
     ) -> verdict_pb2.VerifyResponseResponse:
         verification = await self._verifier.verify(
-            verify_input(request), deadline=deadline, second_opinion=current_caller.get().grant.judges
+            verify_input(request),
+            deadline=deadline,
+            second_opinion=current_caller.get().grant.judges,
+            inline_budget=budget,
         )
         return verification_to_proto(verification)
 

@@ -140,3 +140,17 @@ async def test_the_deadline_is_shared_and_unfinished_items_are_reported_in_place
         assert sample("verdict_batch_items_total", {"method": "BatchEvaluate", "outcome": "deadline_exceeded"}) == 4
         labels = {"grpc_type": "unary", "grpc_service": "verdict.v1.VerdictService", "grpc_method": "BatchEvaluate"}
         assert sample("grpc_server_handled_total", {**labels, "grpc_code": "OK"}) == 1
+
+
+async def test_a_batch_shares_one_inline_parse_budget() -> None:
+    """A batch is one call: past its inline budget, its items' blocks parse in the parse pool, not on the loop."""
+    block = "```python\n" + "x = [1, 2, 3]\n" * 100 + "```\n"
+    async with serving(make_config(inline_parse_budget_bytes=4096)) as running:
+        items = [_verify(block)] * 6
+        response = await running.stub.BatchVerifyResponses(V.BatchVerifyResponsesRequest(items=items), timeout=60)
+        assert [r.response.verdict for r in response.results] == [V.VERIFY_VERDICT_OK] * 6
+        pooled = running.registry.get_sample_value("verdict_parse_pool_tasks_total", {"outcome": "ok"})
+        assert pooled == 4  # 1,400-byte blocks: two fit the 4 KB budget, the other four went to the pool
+        single = await running.stub.VerifyResponse(_verify(block), timeout=10)
+        assert single.verdict == V.VERIFY_VERDICT_OK
+        assert running.registry.get_sample_value("verdict_parse_pool_tasks_total", {"outcome": "ok"}) == 4

@@ -45,7 +45,7 @@ from verdict.verify.rules import NO_BLOCKS, PendingCheck, aggregate, envelope_ve
 from verdict.verify.second_opinion import SecondOpinion
 from verdict.verify.shell_syntax import BASH_ARGV, interpret_bash, shell_script
 
-__all__ = ["Verifier"]
+__all__ = ["InlineBudget", "Verifier"]
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +56,15 @@ SCAN_INLINE_CHARS = 64 * 1024
 
 BASH_OUTPUT_CAP = 64 * 1024
 """Bytes of bash's stdout and stderr kept; its first error line is all a verdict needs."""
+
+
+class InlineBudget:
+    """Bytes of blocks one call may still parse on the event loop; shared by every item of a batch, because the
+    stall other callers feel is the sum of a call's inline work, and past it the parse pool's processes use the
+    cores the event loop cannot."""
+
+    def __init__(self, left: int) -> None:
+        self.left = left
 
 
 class Verifier:
@@ -73,11 +82,17 @@ class Verifier:
         self._closed = False
 
     async def verify(
-        self, request: VerifyInput, *, deadline: float | None = None, second_opinion: bool = True
+        self,
+        request: VerifyInput,
+        *,
+        deadline: float | None = None,
+        second_opinion: bool = True,
+        inline_budget: InlineBudget | None = None,
     ) -> Verification:
         """The verdict on one completion. Raises Unavailable after `close()`; a failing checker is never an error.
 
         `second_opinion=False` skips the judge even when one is configured: the caller may not spend money on judges.
+        `inline_budget` is shared by every completion of one call (a batch); by default each gets its own.
         """
         if self._closed:
             raise Unavailable("the verifier is closed")
@@ -85,7 +100,8 @@ class Verifier:
         if verification is None:
             scan = await self._scan(request.text)
             if scan.total:
-                verification = aggregate(await self._check(triage(scan, self._config)), scan.total)
+                budget = inline_budget or InlineBudget(self._config.inline_parse_budget_bytes)
+                verification = aggregate(await self._check(triage(scan, self._config), budget), scan.total)
             else:
                 verification = NO_BLOCKS
         judge = self._second_opinion if second_opinion else None
@@ -97,6 +113,11 @@ class Verifier:
         for check in verification.checks:
             self._metrics.block_checks.labels(lang=metric_label(check.language), verdict=check.verdict.value).inc()
         return verification
+
+    @property
+    def inline_parse_budget_bytes(self) -> int:
+        """The per-call inline parse budget (`inline_parse_budget_bytes`)."""
+        return self._config.inline_parse_budget_bytes
 
     def close(self) -> None:
         """Stop the parse pool and refuse further calls. Safe to call twice.
@@ -117,21 +138,19 @@ class Verifier:
         """The pure function pool workers run; it must be importable by name in a fresh interpreter."""
         return check_code
 
-    async def _check(self, plan: Sequence[BlockCheck | PendingCheck]) -> list[BlockCheck]:
+    async def _check(self, plan: Sequence[BlockCheck | PendingCheck], budget: InlineBudget) -> list[BlockCheck]:
         shell_slots = self._runner.limit("bash", self._config).per_call()
         pool_slots = self._runner.limit("parse", self._config).per_call()
-        inline_left = self._config.inline_parse_budget_bytes
 
         async def check(item: PendingCheck) -> BlockCheck:
-            nonlocal inline_left
             code = item.block.body
             if item.language.checker is Checker.SHELL:
                 async with shell_slots:
                     return place(item, await self._check_shell(code))
-            if item.size > self._config.inline_parse_bytes or item.size > inline_left:
+            if item.size > self._config.inline_parse_bytes or item.size > budget.left:
                 async with pool_slots:
                     return place(item, await self._check_in_pool(item.language.checker, code))
-            inline_left -= item.size
+            budget.left -= item.size
             await asyncio.sleep(0)
             return place(item, check_code(item.language.checker, code))
 
