@@ -58,10 +58,10 @@ def test_a_directory_is_checked_file_by_file_with_a_summary(answers: Path) -> No
     lines = _lines(done)
     assert [Path(str(line["input"])).name for line in lines] == ["1-ok.md", "2-prose.txt", "3-bad.md", "4-shell.md"]
     assert [line["verdict"] for line in lines] == [
-        "VERIFY_VERDICT_OK",
-        "VERIFY_VERDICT_UNVERIFIABLE",
-        "VERIFY_VERDICT_MALFORMED",
-        "VERIFY_VERDICT_OK",
+        "ok",
+        "unverifiable",
+        "malformed",
+        "ok",
     ]
     summary = _summary(done)
     assert summary["inputs"] == 4
@@ -99,10 +99,10 @@ def test_jsonl_lines_carry_their_envelope_and_id_and_bad_lines_are_errors(tmp_pa
     lines = _lines(done)
     assert [line["input"] for line in lines] == [f"{source}:{n}" for n in (1, 2, 4, 5)]
     assert [line.get("id") for line in lines] == ["a", "b", None, None]
-    assert lines[0]["verdict"] == "VERIFY_VERDICT_OK"
-    assert lines[1]["verdict"] == "VERIFY_VERDICT_TRUNCATED"
+    assert lines[0]["verdict"] == "ok"
+    assert lines[1]["verdict"] == "truncated"
     assert lines[2]["error"]["code"] == "INVALID_ARGUMENT"  # type: ignore[index]
-    assert (lines[3]["verdict"], lines[3]["failed"]) == ("VERIFY_VERDICT_UNVERIFIABLE", False)  # tool turns are exempt
+    assert (lines[3]["verdict"], lines[3]["failed"]) == ("unverifiable", False)  # tool turns are exempt
     summary = _summary(done)
     assert (summary["inputs"], summary["failed"], summary["errors"]) == (4, 1, 1)
 
@@ -198,7 +198,7 @@ def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
     first = producer.stdout.readline()
     producer.stdout.close()  # what `| head -1` does after its first line
     _, stderr = producer.communicate(timeout=120)
-    assert json.loads(first)["verdict"] == "VERIFY_VERDICT_OK"
+    assert json.loads(first)["verdict"] == "ok"
     assert producer.returncode == 141
     assert "Traceback" not in stderr
     assert "BrokenPipe" not in stderr

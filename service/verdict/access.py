@@ -1,8 +1,10 @@
 """The gRPC door every call passes: who is calling (auth.Gate), may it call this, and is there room for it.
 
 One interceptor, inside the metrics interceptor (so refused calls are counted with their codes) and outside every
-servicer. For each call except grpc.health.v1 (kubelet and load balancers probe it without credentials, and a probe
-must never be refused for being one call too many):
+servicer. Health (grpc.health.v1) is open: kubelet and load balancers probe it without credentials, and a Check must
+never be refused for being one call too many. Its Watch streams, though, stay open as long as the client likes, so
+one unauthenticated connection could hold `max_concurrent_streams` of them; a connection may hold at most
+`HEALTH_WATCHES_PER_CONNECTION` (RESOURCE_EXHAUSTED, reason TOO_MANY_HEALTH_WATCHES, past it). For every other call:
 
 1. authentication from the `authorization: Bearer` metadata and the verified client certificate
    (UNAUTHENTICATED on failure);
@@ -35,11 +37,15 @@ from verdict.observe import current_call
 from verdict.rpc import SERVICE_NAME, to_status
 from verdict.tls import peer_identities
 
-__all__ = ["AccessInterceptor", "InFlight"]
+__all__ = ["HEALTH_WATCHES_PER_CONNECTION", "AccessInterceptor", "InFlight", "publish", "unpublish"]
 
 log = logging.getLogger("verdict.access")
 
 HEALTH_SERVICE = "grpc.health.v1.Health"
+HEALTH_WATCHES_PER_CONNECTION = 16
+"""Open health Watch streams one connection may hold. A client's health checking opens one per service name it
+watches (gRPC shares it between the channels on one connection), so this is far above any honest client's need, and
+keeps `max_connections` unauthenticated connections to a few thousand open streams instead of a hundred thousand."""
 REFLECTION_PREFIX = "grpc.reflection."
 
 
@@ -77,6 +83,7 @@ class AccessInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         self._metrics = metrics
         self.per_connection = InFlight(per_connection)
         self.per_principal = InFlight(per_principal)
+        self.health_watches = InFlight(HEALTH_WATCHES_PER_CONNECTION)
         self._labels = LabelFolder(allowed=(*gate.principals(), ANONYMOUS))
 
     async def intercept_service(
@@ -86,6 +93,12 @@ class AccessInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     ) -> grpc.RpcMethodHandler:
         handler = await continuation(handler_call_details)
         service, _, method = handler_call_details.method.lstrip("/").rpartition("/")
+        if handler is not None and service == HEALTH_SERVICE and method == "Watch" and handler.unary_stream:
+            return grpc.unary_stream_rpc_method_handler(
+                self._watch_guard(handler.unary_stream),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
         if handler is None or service == HEALTH_SERVICE:
             return handler
         if handler.unary_unary:
@@ -108,13 +121,19 @@ class AccessInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             )
         return handler  # pragma: no cover - no client-streaming RPC is served
 
-    def _admit(self, service: str, method: str, context: grpc.aio.ServicerContext[Any, Any]) -> tuple[Caller, str]:
-        """Authenticate, authorize and take the in-flight slots; (caller, connection key). Raises VerdictError."""
+    def admit(self, service: str, method: str, context: grpc.aio.ServicerContext[Any, Any]) -> tuple[Caller, str]:
+        """Authenticate, authorize and take the in-flight slots; (caller, connection key). Raises VerdictError.
+
+        The HTTP port (connect.py) admits its calls here too, through a context adapter, so one gate, one set of
+        limits and one set of `verdict_auth_decisions_total` counts cover both ports."""
         try:
             caller = self._gate.authenticate(*self._credentials(context))
         except Unauthenticated:
             self._metrics.auth_decisions.labels(principal=OTHER, decision="unauthenticated").inc()
             raise
+        call = current_call.get()
+        if call is not None:  # the access line names who was refused, too
+            call.learned["principal"] = caller.principal
         label = self._labels.fold(caller.principal)
         try:
             if service == SERVICE_NAME:
@@ -163,9 +182,36 @@ class AccessInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         self._metrics.auth_decisions.labels(principal=label, decision="limited").inc()
         self._metrics.calls_in_flight_rejected.labels(limit=limit).inc()
 
-    def _release(self, caller: Caller, connection: str) -> None:
+    def release(self, caller: Caller, connection: str) -> None:
         self.per_connection.release(connection)
         self.per_principal.release(caller.principal)
+
+    def _watch_guard(self, behavior: Any) -> Any:
+        """A health Watch, unauthenticated as every health call, but at most HEALTH_WATCHES_PER_CONNECTION open on
+        one connection. The servicer writes through `context` (a coroutine), so this wrapper is one too."""
+
+        async def guarded(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            connection = context.peer() or "unknown"
+            if not self.health_watches.acquire(connection):
+                self._metrics.calls_in_flight_rejected.labels(limit="health_watches_per_connection").inc()
+                error = ResourceExhausted(
+                    f"this connection already has {HEALTH_WATCHES_PER_CONNECTION} health Watch streams open",
+                    reason="TOO_MANY_HEALTH_WATCHES",
+                    metadata={"limit": str(HEALTH_WATCHES_PER_CONNECTION)},
+                )
+                log.info("refused %s/Watch: %s (%s)", HEALTH_SERVICE, error.reason, error.code_name)
+                await context.abort_with_status(to_status(error))
+                return None
+            try:
+                if inspect.isasyncgenfunction(behavior):
+                    async for response in behavior(request, context):
+                        await context.write(response)
+                    return None
+                return await behavior(request, context)
+            finally:
+                self.health_watches.release(connection)
+
+        return guarded
 
     def _guard(self, service: str, method: str, behavior: Any) -> Any:
         async def refuse(context: grpc.aio.ServicerContext[Any, Any], error: VerdictError) -> None:
@@ -177,45 +223,47 @@ class AccessInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
 
             async def guarded_stream(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
                 try:
-                    caller, connection = self._admit(service, method, context)
+                    caller, connection = self.admit(service, method, context)
                 except VerdictError as error:
                     await refuse(context, error)
                     return
-                tokens = _publish(caller)
+                tokens = publish(caller)
                 log.debug("admitted (authenticated by %s)", caller.via)
                 try:
                     async for response in behavior(request, context):
                         yield response
                 finally:
-                    _unpublish(tokens)
-                    self._release(caller, connection)
+                    unpublish(tokens)
+                    self.release(caller, connection)
 
             return guarded_stream
 
         async def guarded(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             try:
-                caller, connection = self._admit(service, method, context)
+                caller, connection = self.admit(service, method, context)
             except VerdictError as error:
                 await refuse(context, error)
                 return None
-            tokens = _publish(caller)
+            tokens = publish(caller)
             log.debug("admitted (authenticated by %s)", caller.via)
             try:
                 return await behavior(request, context)
             finally:
-                _unpublish(tokens)
-                self._release(caller, connection)
+                unpublish(tokens)
+                self.release(caller, connection)
 
         return guarded
 
 
-def _publish(caller: Caller) -> tuple[Any, Any]:
+def publish(caller: Caller) -> tuple[Any, Any]:
     call = current_call.get()
+    if call is not None:
+        call.learned["principal"] = caller.principal  # for the access line, written after this context is reset
     call_token = current_call.set(dataclasses.replace(call, principal=caller.principal)) if call else None
     return current_caller.set(caller), call_token
 
 
-def _unpublish(tokens: tuple[Any, Any]) -> None:
+def unpublish(tokens: tuple[Any, Any]) -> None:
     caller_token, call_token = tokens
     current_caller.reset(caller_token)
     if call_token is not None:

@@ -6,12 +6,18 @@ response did not fail (ok or unverifiable), 1 when it failed (truncated or malfo
 Given many files, a directory or JSONL, they run as a batch job (`verdict.jobs`): one JSON line per input, a summary on
 stderr, exit status 1 when any input failed or could not be checked. A closed stdout (`verdict verify ... | head -1`)
 ends the run quietly with status 141, as a shell tool killed by SIGPIPE would.
+
+Human-facing spellings are the ones every client and doc uses: verdicts in lower case (`malformed`, the wire enum
+`VERIFY_VERDICT_MALFORMED` without its prefix) and the state token in base64 (the proto3 JSON form of bytes, which
+grpcurl and curl show too).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
+import binascii
 import contextlib
 import json
 import logging
@@ -24,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from verdict.config import Config, config_keys, load_config
 from verdict.errors import ConfigError, VerdictError
-from verdict.observe import CallContextFilter
+from verdict.logs import configure_logging
 
 if TYPE_CHECKING:
     from verdict.server import Components
@@ -89,6 +95,15 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--request-file", help="the user's request, for the optional second opinion")
     _input_arguments(verify)
 
+    config = subparsers.add_parser(
+        "config",
+        help="print the effective configuration as YAML (secrets masked), or check a file",
+        description="Print the configuration `verdict serve` would run with (file < VERDICT_* environment), secrets "
+        "masked; or, with --check FILE, validate a file and exit 0 (valid) or 2 (the message names the bad key).",
+    )
+    config.add_argument("--config", help="YAML file of configuration keys, as for `verdict serve`")
+    config.add_argument("--check", metavar="FILE", help="validate FILE alone (the environment is not read)")
+
     evaluate = subparsers.add_parser(
         "evaluate", help="run an evaluator, print the verdict as JSON (or a batch job over JSONL with --jsonl)"
     )
@@ -103,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--output-file", default="-", help="the action's stdout; '-' reads stdin")
     evaluate.add_argument("--exit-code", type=int, default=0)
     evaluate.add_argument("--context", default="{}", help="interpolation namespaces as JSON")
-    evaluate.add_argument("--state", default="", help="the state token from the previous call (as printed)")
+    evaluate.add_argument("--state", default="", help="the state token from the previous call (base64, as printed)")
     evaluate.add_argument("--workspace", default="")
     _input_arguments(evaluate)
     return parser
@@ -244,7 +259,7 @@ async def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
         config=verdict_pb2.EvaluatorConfig(yaml=args.evaluator),
         output=_read(args.output_file),
         exit_code=args.exit_code,
-        state=bytes.fromhex(args.state),
+        state=_state_token(args.state),
         workspace=args.workspace,
     )
     json_format.ParseDict(json.loads(args.context), request.context)
@@ -255,9 +270,7 @@ async def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
 
         async with _local_components() as components:
             response = evaluation_to_proto(await components.evaluations.evaluate(evaluation_input(request)))
-    result = _as_json(response)
-    result["state"] = response.state.hex()
-    return result
+    return _as_json(response)
 
 
 async def _call(args: argparse.Namespace, method: str, request: Any) -> Any:
@@ -289,14 +302,32 @@ def _channel(args: argparse.Namespace) -> Any:
     return grpc.aio.insecure_channel(args.target, options=options)
 
 
+def _state_token(text: str) -> bytes:
+    try:
+        return base64.b64decode(text, validate=True)
+    except binascii.Error:
+        raise ValueError("--state must be the base64 token printed by the previous call") from None
+
+
 def _as_json(response: Any) -> dict[str, Any]:
-    from google.protobuf import json_format
+    from verdict.jobs import as_json
 
-    from verdict.evaluators.values import whole_numbers
+    return as_json(response)
 
-    return whole_numbers(  # type: ignore[no-any-return]
-        json_format.MessageToDict(response, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
-    )
+
+def _config(args: argparse.Namespace) -> int:
+    from verdict.effective import render
+
+    try:
+        if args.check:
+            load_config(args.check)
+            print(f"{args.check}: valid")
+            return EXIT_OK
+        print(render(load_config(args.config, env=os.environ)), end="")
+        return EXIT_OK
+    except ConfigError as error:
+        print(f"verdict: invalid configuration: {error}", file=sys.stderr)
+        return EXIT_ERROR
 
 
 class _HeldRecords(logging.handlers.BufferingHandler):
@@ -350,10 +381,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
             except ConfigError as error:
                 print(f"verdict: invalid configuration: {error}", file=sys.stderr)
                 return EXIT_ERROR
-        handler = logging.StreamHandler(sys.stderr)
-        handler.addFilter(CallContextFilter())
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s [%(call)s] %(message)s"))
-        logging.basicConfig(level=config.log_level, handlers=[handler])
+        configure_logging(config.log_format, config.log_level)
         for record in held.buffer:
             logger = logging.getLogger(record.name)
             if logger.isEnabledFor(record.levelno):
@@ -365,6 +393,8 @@ def _main(argv: Sequence[str] | None = None) -> int:
         except ConfigError as error:  # an address that cannot be bound
             print(f"verdict: cannot serve: {error}", file=sys.stderr)
             return EXIT_ERROR
+    if args.command == "config":
+        return _config(args)
     try:
         if _is_batch(args):
             return asyncio.run(_job(args))

@@ -6,7 +6,7 @@ Inputs are read lazily, `batch_size` at a time, so a million-line JSONL file is 
   (`--jsonl`, or a file named `*.jsonl`; `-` is stdin): one JSON object per line with VerifyResponseRequest's fields
   (`text`, `finish_reason`, `has_tool_calls`, `completion_tokens`, `request_text`, `model`) and an optional `id`;
 - `evaluate --jsonl`: one object per line with `config` (an evaluate block as a mapping, or YAML text), `output`,
-  `exit_code`, `context`, `state` (hex, as printed), `workspace`, and an optional `id`.
+  `exit_code`, `context`, `state` (base64, as printed), `workspace`, and an optional `id`.
 
 Each batch runs through the same code as the batch RPCs (`VerdictServicer.verify_batch` in process, or
 BatchVerifyResponses / BatchEvaluate against `--target`), so results mean the same either way. One JSON line per input
@@ -33,7 +33,7 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 
 from verdict.v1 import verdict_pb2
 
-__all__ = ["Item", "Summary", "evaluate_items", "run_job", "verify_items"]
+__all__ = ["Item", "Summary", "as_json", "evaluate_items", "run_job", "verify_items"]
 
 DEFAULT_BATCH_SIZE = 100
 
@@ -120,11 +120,9 @@ def _evaluate_request(document: dict[str, Any]) -> verdict_pb2.EvaluateRequest:
     config = document.pop("config", None)
     if config is None:
         raise ValueError("`config` is required (an evaluate block, as a mapping or YAML text)")
-    state = document.pop("state", "")
     request = verdict_pb2.EvaluateRequest()
-    json_format.ParseDict(document, request)
+    json_format.ParseDict(document, request)  # `state` is base64, the proto3 JSON form of bytes
     request.config.yaml = config if isinstance(config, str) else json.dumps(config)
-    request.state = bytes.fromhex(state)
     return request
 
 
@@ -169,9 +167,35 @@ def _error(status: status_pb2.Status) -> dict[str, Any]:
     return {"code": code_pb2.Code.Name(status.code), "reason": reason, "message": status.message}
 
 
-def _result(kind: str, item: Item, outcome: Any, summary: Summary) -> dict[str, Any]:
+VERDICT_PREFIX = "VERIFY_VERDICT_"
+
+
+def as_json(response: Any) -> dict[str, Any]:
+    """A response as the CLI prints it: proto3 JSON with the field names of the proto (bytes in base64), whole
+    numbers as ints, and verdicts in the one spelling people read (`malformed`, not `VERIFY_VERDICT_MALFORMED`)."""
     from verdict.evaluators.values import whole_numbers
 
+    document = json_format.MessageToDict(
+        response, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+    )
+    return _lower_verdicts(whole_numbers(document))  # type: ignore[no-any-return]
+
+
+def _lower_verdicts(value: Any) -> Any:
+    """`VERIFY_VERDICT_MALFORMED` -> `malformed` under every `verdict` key."""
+    if isinstance(value, dict):
+        return {
+            key: item.removeprefix(VERDICT_PREFIX).lower()
+            if key == "verdict" and isinstance(item, str) and item.startswith(VERDICT_PREFIX)
+            else _lower_verdicts(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_lower_verdicts(item) for item in value]
+    return value
+
+
+def _result(kind: str, item: Item, outcome: Any, summary: Summary) -> dict[str, Any]:
     line: dict[str, Any] = {"input": item.label}
     if item.id is not None:
         line["id"] = item.id
@@ -180,11 +204,8 @@ def _result(kind: str, item: Item, outcome: Any, summary: Summary) -> dict[str, 
         summary.errors += 1
         line["error"] = _error(outcome)
         return line
-    body = whole_numbers(
-        json_format.MessageToDict(outcome, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
-    )
+    body = as_json(outcome)
     if kind == "evaluate":
-        body["state"] = outcome.state.hex()
         summary.verdicts[outcome.verdict] += 1
     else:
         verdict = verdict_pb2.VerifyVerdict.Name(outcome.verdict).removeprefix("VERIFY_VERDICT_").lower()

@@ -20,10 +20,9 @@ import asyncio
 import logging
 import os
 import signal
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 import grpc.aio
@@ -36,17 +35,21 @@ from verdict.access import AccessInterceptor
 from verdict.admission import Admission, AdmissionInterceptor, AdmissionLimits
 from verdict.auth import Gate
 from verdict.config import Config
+from verdict.decisions import DecisionLog, build_decision_log
 from verdict.errors import ConfigError
 from verdict.evaluators import Evaluations
 from verdict.health import Health
 from verdict.judges import build_judges
-from verdict.metrics import Metrics
+from verdict.metrics import Metrics, register_runtime_collectors
 from verdict.observe import MetricsInterceptor
 from verdict.rpc import SERVICE_DESCRIPTOR, SERVICE_NAME, Limits, VerdictServicer, method_handlers
 from verdict.runner import Runner
 from verdict.scrape import MetricsHttpServer
 from verdict.tls import Certificates, server_credentials
 from verdict.verify.verifier import Verifier
+
+if TYPE_CHECKING:
+    from verdict.connect import ConnectServer
 
 __all__ = ["LIVENESS_SERVICE", "READINESS_SERVICES", "App", "build_server", "serve"]
 
@@ -96,6 +99,10 @@ class App:
     """The plaintext health-only listener (`health_address`), if configured."""
     health_port: int = 0
     access: AccessInterceptor | None = None
+    decisions: DecisionLog | None = None
+    """The decision log (records flushed at the end of the drain), if configured."""
+    http: ConnectServer | None = None
+    """The Connect/gRPC-Web HTTP port (`http_address`), if configured."""
     admission: Admission | None = None
     """Admission control's state (running and queued calls), None when `admission_control` is off."""
     _stopping: bool = False
@@ -110,6 +117,8 @@ class App:
         if self.health_server is not None:
             await self.health_server.start()
         await self.server.start()
+        if self.http is not None:
+            self.http.start()
         await self.mark_ready()
 
     async def mark_ready(self) -> None:
@@ -130,10 +139,15 @@ class App:
         try:
             await self.health.drain(READINESS_SERVICES)
             log.info("draining: up to %.1fs for in-flight calls", grace)
-            await self.server.stop(grace)
+            if self.http is not None:
+                await asyncio.gather(self.server.stop(grace), self.http.stop(grace))
+            else:
+                await self.server.stop(grace)
             if self.health_server is not None:
                 await self.health_server.stop(0)
             await self.components.aclose()
+            if self.decisions is not None:
+                await asyncio.to_thread(self.decisions.close)
             log.info("stopped")
         finally:
             self._stopped.set()
@@ -188,13 +202,17 @@ async def build_server(
     process or pool exists that would then have to be cleaned up.
     """
     metrics = Metrics(registry if registry is not None else CollectorRegistry(), model_labels=config.judge_model_labels)
+    register_runtime_collectors(metrics.registry)
     gate = Gate(config, [m.name for m in SERVICE_DESCRIPTOR.methods])
     certificates = Certificates.from_config(config)
     access = AccessInterceptor(
         gate, metrics, per_connection=config.max_calls_per_connection, per_principal=config.max_calls_per_principal
     )
     admission = Admission(AdmissionLimits.from_config(config), metrics)
-    interceptors: list[grpc.aio.ServerInterceptor] = [MetricsInterceptor(metrics), access]
+    interceptors: list[grpc.aio.ServerInterceptor] = [
+        MetricsInterceptor(metrics, access_log_level=config.access_log_level),
+        access,
+    ]
     if config.admission_control:
         interceptors.append(AdmissionInterceptor(admission))
     # grpc-core's own maximum_concurrent_rpcs stays off: it answers the excess with CANCELLED, unseen by the metrics;
@@ -207,15 +225,20 @@ async def build_server(
     health_server: grpc.aio.Server | None = None
     health_port = 0
     if config.health_address:
-        health_server = grpc.aio.server(interceptors=[MetricsInterceptor(metrics)], options=_server_options(config))
+        health_server = grpc.aio.server(
+            interceptors=[MetricsInterceptor(metrics, access_log_level=config.access_log_level)],
+            options=_server_options(config),
+        )
         health_port = _bind(health_server, "health_address", config.health_address, None)
     components = build_components(config, metrics, env if env is not None else os.environ)
+    decisions = build_decision_log(config, metrics.registry)
     servicer = VerdictServicer(
         components.verifier,
         components.evaluations,
         limits=Limits.from_config(config),
         off_loop=components.runner.off_loop,
         metrics=metrics,
+        decisions=decisions,
     )
     server.add_generic_rpc_handlers((method_handlers(servicer),))
     not_serving, serving = health_pb2.HealthCheckResponse.NOT_SERVING, health_pb2.HealthCheckResponse.SERVING
@@ -227,6 +250,29 @@ async def build_server(
     if config.reflection:
         reflection.enable_server_reflection([*served, reflection.SERVICE_NAME], server)
     metrics.initialize_rpcs(SERVICE_NAME, [(m.name, "unary") for m in SERVICE_DESCRIPTOR.methods])
+    http = None
+    if config.http_address:
+        from verdict.connect import ConnectServer, connect_application
+
+        try:
+            http = ConnectServer(
+                connect_application(
+                    servicer,
+                    metrics,
+                    config,
+                    access=access,
+                    admission=admission if config.admission_control else None,
+                ),
+                config.http_address,
+                grace_seconds=config.grace_period_seconds,
+                certfile=config.tls_cert_file,
+                keyfile=config.tls_key_file,
+            )
+        except BaseException:
+            await components.aclose()
+            if decisions is not None:
+                decisions.close()
+            raise
     app = App(
         config,
         server,
@@ -239,6 +285,8 @@ async def build_server(
         health_server=health_server,
         health_port=health_port,
         access=access,
+        decisions=decisions,
+        http=http,
         admission=admission if config.admission_control else None,
     )
     return app, port
@@ -279,14 +327,20 @@ async def start_metrics_server(app: App, registry: CollectorRegistry) -> Metrics
         read_timeout_seconds=config.metrics_read_timeout_seconds,
     )
     http.port = await http.start(config.metrics_address)
+    if (
+        config.auth
+        and config.metrics_requires_auth
+        and app.certificates is None
+        and not _loopback(config.metrics_address)
+    ):
+        log.warning("/metrics needs auth without TLS: bearer tokens cross the network in cleartext (set tls_cert_file)")
     return http
 
 
 async def serve(config: Config, *, env: Mapping[str, str] | None = None) -> int:
-    """Run until SIGTERM or SIGINT, then drain (a second signal cuts the drain short). Prints one JSON line when
-    ready; returns the exit status. Raises ConfigError naming the key when an address cannot be bound."""
-    import json
-
+    """Run until SIGTERM or SIGINT, then drain (a second signal cuts the drain short). Logs one `ready` record
+    (fields event=serving, grpc_port, metrics_port) when ready, in the configured log format; returns the exit
+    status. Raises ConfigError naming the key when an address cannot be bound."""
     prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
     registry = CollectorRegistry()
     app, port = await build_server(config, registry=registry, env=env)
@@ -314,11 +368,11 @@ async def serve(config: Config, *, env: Mapping[str, str] | None = None) -> int:
         "grpc_port": port,
         "metrics_port": metrics_server.port if metrics_server else None,
         "health_port": app.health_port or None,
+        "http_port": app.http.port if app.http is not None else None,
         "tls": app.certificates is not None,
         "auth": config.auth,
     }
-    sys.stdout.write(json.dumps(ready) + "\n")
-    sys.stdout.flush()
+    log.info("ready", extra={"fields": ready})
     await stop.wait()
     log.info("signal received; shutting down")
     await app.stop()
