@@ -130,7 +130,7 @@ class Admission:
                 "retry after the hinted delay or on another replica",
                 reason="SERVER_OVERLOADED",
                 metadata={"running": str(self.limits.running), "queued": str(self.limits.queued)},
-                retry_after_seconds=self.retry_after(),
+                retry_after=self.retry_after(),
             )
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiters.append(waiter)

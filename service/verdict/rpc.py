@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from typing import Any
 
 import grpc
 import grpc.aio
-from google.protobuf import any_pb2, json_format, message, struct_pb2
+from google.protobuf import any_pb2, duration_pb2, json_format, message, struct_pb2
 from google.protobuf.descriptor import Descriptor
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
@@ -36,7 +37,9 @@ from verdict.errors import (
     InvalidArgument,
     InvalidConfig,
     ResourceExhausted,
+    Unavailable,
     VerdictError,
+    resource_exhausted,
 )
 from verdict.evaluators import (
     EvaluationInput,
@@ -123,12 +126,11 @@ def status_proto(error: VerdictError) -> status_pb2.Status:
         packed = any_pb2.Any()
         packed.Pack(error_details_pb2.BadRequest(field_violations=[violation]))
         details.append(packed)
-    retry_after = getattr(error, "retry_after_seconds", None)
-    if retry_after is not None:
-        retry = error_details_pb2.RetryInfo()
-        retry.retry_delay.FromNanoseconds(int(retry_after * 1e9))
+    if error.retry_after is not None:
+        delay = duration_pb2.Duration()
+        delay.FromNanoseconds(int(error.retry_after * 1e9))
         packed = any_pb2.Any()
-        packed.Pack(retry)
+        packed.Pack(error_details_pb2.RetryInfo(retry_delay=delay))
         details.append(packed)
     return status_pb2.Status(code=code, message=text, details=details)
 
@@ -148,11 +150,7 @@ def _translating(handler: Handler) -> Handler:
     async def translated(self: VerdictServicer, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         try:
             if isinstance(request, Undecodable):
-                raise InvalidArgument(
-                    f"request is not a valid {request.message_type}: {request.problem}",
-                    field=request.field or "request",
-                    reason="UNDECODABLE_REQUEST",
-                )
+                raise request.error()
             if not batch:
                 self._limits.check_request(request)
             response = await handler(self, request, context)
@@ -171,6 +169,16 @@ def _translating(handler: Handler) -> Handler:
             await context.abort_with_status(to_status(error))
         except grpc.aio.AbortError:
             raise
+        except (OSError, MemoryError) as exc:
+            exhausted = resource_exhausted(exc, what=f"answer {handler.__name__}")
+            if exhausted is None:
+                log.exception("internal error in %s", handler.__name__)
+                internal = Internal("internal error; the server log has the details")
+                failure.set(internal)
+                await context.abort_with_status(to_status(internal))
+            else:
+                failure.set(exhausted)
+                await self._exhausted(exhausted, context)
         except Exception:
             log.exception("internal error in %s", handler.__name__)
             internal = Internal("internal error; the server log has the details")
@@ -287,6 +295,13 @@ class VerdictServicer:
         self._catalogue = _catalogue_response(evaluations.catalogue())
         self._judge_types = frozenset(spec.type for spec in evaluations.catalogue() if spec.uses_judge)
 
+    async def _exhausted(self, error: Unavailable, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        """Refuse a call the server has no resources for right now: UNAVAILABLE with a retry hint, counted."""
+        log.warning("%s", error.message)
+        if self._metrics is not None:
+            self._metrics.resource_exhaustion.labels(resource=error.metadata["resource"]).inc()
+        await context.abort_with_status(to_status(error))
+
     @_translating
     async def VerifyResponse(
         self, request: verdict_pb2.VerifyResponseRequest, context: grpc.aio.ServicerContext[Any, Any]
@@ -371,9 +386,7 @@ class VerdictServicer:
     ) -> verdict_pb2.EvaluateResponse:
         big = request.ByteSize() > OFF_LOOP_BYTES
         if big:
-            context: dict[str, Any] = {}
-            if request.HasField("context"):
-                context = await self._verifier.in_pool(context_dict, request.context.SerializeToString())
+            context = await self._verifier.in_pool(checked_context, request.SerializeToString())
             if request.config.ByteSize() > OFF_LOOP_BYTES // 4:  # a `yaml` member: PyYAML is pure Python
                 config = await self._verifier.in_pool(evaluator_config, request.config)
             else:
@@ -525,8 +538,9 @@ def evaluation_input(
     context: dict[str, Any] | None = None,
 ) -> EvaluationInput:
     """The domain form of an Evaluate request; `config` and `context` when they were already converted (off the
-    event loop, for a big request)."""
+    event loop, for a big request, by `checked_context`, which also refused non-finite numbers)."""
     if context is None:
+        _refuse_non_finite(request)
         context = context_dict(request.context.SerializeToString()) if request.HasField("context") else {}
     return EvaluationInput(
         config=evaluator_config(request.config) if config is None else config,
@@ -543,6 +557,57 @@ def context_dict(serialized: bytes) -> dict[str, Any]:
     picklable values, so a big context can be converted in the parse pool."""
     struct = struct_pb2.Struct.FromString(serialized)
     return whole_numbers(json_format.MessageToDict(struct))  # type: ignore[no-any-return]
+
+
+def checked_context(serialized_request: bytes) -> dict[str, Any]:
+    """For a big Evaluate request, in the parse pool: refuse non-finite numbers anywhere in it (InvalidArgument) and
+    convert its `context`. Both walk every value, which for a 180k-key context would hold the event loop."""
+    request = verdict_pb2.EvaluateRequest.FromString(serialized_request)
+    _refuse_non_finite(request)
+    return context_dict(request.context.SerializeToString()) if request.HasField("context") else {}
+
+
+def _refuse_non_finite(request: message.Message, prefix: str = "") -> None:
+    """A NaN or an infinity in any `google.protobuf.Value` of the request is INVALID_ARGUMENT naming the field.
+
+    A Value can carry them in binary, but no JSON can (protobuf's JSON mapping refuses to write them), no evaluator
+    defines a comparison with them, and left alone they surface as a serialisation failure deep in the conversion:
+    INTERNAL for a caller's typo, which pages whoever is on call.
+    """
+    for field, value in request.ListFields():
+        path = f"{prefix}{field.name}"
+        if field.message_type is None:
+            continue
+        items = value if field.is_repeated else [value]
+        for index, item in enumerate(items):
+            item_path = f"{path}.{index}" if field.is_repeated else path
+            if isinstance(item, struct_pb2.Value | struct_pb2.Struct | struct_pb2.ListValue):
+                _check_value(item, item_path)
+            elif isinstance(item, message.Message):
+                _refuse_non_finite(item, f"{item_path}.")
+
+
+def _check_value(value: struct_pb2.Value | struct_pb2.Struct | struct_pb2.ListValue, path: str) -> None:
+    """Walk one Value, Struct or ListValue (iteratively: a hostile one nests up to protobuf's limit of 100)."""
+    pending: list[tuple[Any, str]] = [(value, path)]
+    while pending:
+        item, where = pending.pop()
+        if isinstance(item, struct_pb2.Struct):
+            pending.extend((child, f"{where}.{key}") for key, child in item.fields.items())
+        elif isinstance(item, struct_pb2.ListValue):
+            pending.extend((child, f"{where}.{index}") for index, child in enumerate(item.values))
+        else:
+            kind = item.WhichOneof("kind")
+            if kind == "number_value" and not math.isfinite(item.number_value):
+                raise InvalidArgument(
+                    f"{where} is {item.number_value}: numbers in a request must be finite",
+                    field=where,
+                    reason="NON_FINITE_NUMBER",
+                )
+            if kind == "struct_value":
+                pending.append((item.struct_value, where))
+            elif kind == "list_value":
+                pending.append((item.list_value, where))
 
 
 def evaluator_config(config: verdict_pb2.EvaluatorConfig) -> dict[str, Any]:

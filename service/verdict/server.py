@@ -40,10 +40,11 @@ from verdict.errors import ConfigError
 from verdict.evaluators import Evaluations
 from verdict.health import Health
 from verdict.judges import build_judges
+from verdict.lenient import LenientDecoding
 from verdict.metrics import Metrics, register_runtime_collectors
 from verdict.observe import MetricsInterceptor
 from verdict.rpc import SERVICE_DESCRIPTOR, SERVICE_NAME, Limits, VerdictServicer, method_handlers
-from verdict.runner import Runner
+from verdict.runner import Runner, become_subreaper
 from verdict.scrape import MetricsHttpServer
 from verdict.tls import Certificates, server_credentials
 from verdict.verify.verifier import Verifier
@@ -201,7 +202,11 @@ async def build_server(
     The port is bound first, so an address in use fails fast (ConfigError naming `grpc_address`) before any child
     process or pool exists that would then have to be cleaned up.
     """
-    metrics = Metrics(registry if registry is not None else CollectorRegistry(), model_labels=config.judge_model_labels)
+    metrics = Metrics(
+        registry if registry is not None else CollectorRegistry(),
+        model_labels=config.judge_model_labels,
+        verdict_labels=config.verdict_labels,
+    )
     register_runtime_collectors(metrics.registry)
     gate = Gate(config, [m.name for m in SERVICE_DESCRIPTOR.methods])
     certificates = Certificates.from_config(config)
@@ -215,6 +220,7 @@ async def build_server(
     ]
     if config.admission_control:
         interceptors.append(AdmissionInterceptor(admission))
+    interceptors.append(LenientDecoding())
     # grpc-core's own maximum_concurrent_rpcs stays off: it answers the excess with CANCELLED, unseen by the metrics;
     # admission control (admission.py) sheds first, with RESOURCE_EXHAUSTED and a retry hint.
     server = grpc.aio.server(interceptors=interceptors, options=_server_options(config))
@@ -226,7 +232,7 @@ async def build_server(
     health_port = 0
     if config.health_address:
         health_server = grpc.aio.server(
-            interceptors=[MetricsInterceptor(metrics, access_log_level=config.access_log_level)],
+            interceptors=[MetricsInterceptor(metrics, access_log_level=config.access_log_level), LenientDecoding()],
             options=_server_options(config),
         )
         health_port = _bind(health_server, "health_address", config.health_address, None)
@@ -342,6 +348,8 @@ async def serve(config: Config, *, env: Mapping[str, str] | None = None) -> int:
     (fields event=serving, grpc_port, metrics_port) when ready, in the configured log format; returns the exit
     status. Raises ConfigError naming the key when an address cannot be bound."""
     prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
+    if not become_subreaper():
+        log.warning("cannot become a child subreaper: a judge's daemonised grandchild is reaped by init, not here")
     registry = CollectorRegistry()
     app, port = await build_server(config, registry=registry, env=env)
     try:
