@@ -149,7 +149,7 @@ class Metrics:
         )
         self.block_checks = Counter(
             "verdict_block_checks_total",
-            "Fenced blocks checked, by canonical language (python, json, yaml, shell, other, none) and verdict.",
+            "Fenced blocks checked, by language label (one per language record, plus other and none) and verdict.",
             ("lang", "verdict"),
             registry=registry,
         )

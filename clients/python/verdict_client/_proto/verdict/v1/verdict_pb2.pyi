@@ -253,22 +253,84 @@ class ListEvaluatorsResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     EVALUATORS_FIELD_NUMBER: _builtins.int
+    LANGUAGES_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def evaluators(self) -> _containers.RepeatedCompositeFieldContainer[Global___EvaluatorInfo]:
         """Every evaluator type the server runs, sorted by type."""
+
+    @_builtins.property
+    def languages(self) -> _containers.RepeatedCompositeFieldContainer[Global___VerifierLanguage]:
+        """Every fenced-block language VerifyResponse knows, checked or not, sorted by name: what each check sees."""
 
     def __init__(
         self,
         *,
         evaluators: _abc.Iterable[Global___EvaluatorInfo] | None = ...,
+        languages: _abc.Iterable[Global___VerifierLanguage] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["evaluators", b"evaluators"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["evaluators", b"evaluators", "languages", b"languages"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ListEvaluatorsResponse: _TypeAlias = ListEvaluatorsResponse  # noqa: Y015
+
+@_typing.final
+class VerifierLanguage(_message.Message):
+    """VerifierLanguage describes one language of VerifyResponse's fenced blocks. A language not listed is unverifiable."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    ALIASES_FIELD_NUMBER: _builtins.int
+    CHECKED_FIELD_NUMBER: _builtins.int
+    SEES_FIELD_NUMBER: _builtins.int
+    BLIND_TO_FIELD_NUMBER: _builtins.int
+    LENIENCIES_FIELD_NUMBER: _builtins.int
+    UNCHECKED_REASON_FIELD_NUMBER: _builtins.int
+    METRIC_LABEL_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The name a BlockCheck reports for it ("javascript"). Languages whose entries report the info-string word
+    itself (a "console" transcript, "jsonc") list that word's family under their first name.
+    """
+    checked: _builtins.bool
+    """Whether its blocks are parsed. When false, they are always unverifiable and unchecked_reason says why."""
+    sees: _builtins.str
+    """What the check can see (checked languages)."""
+    blind_to: _builtins.str
+    """What the check cannot see (checked languages)."""
+    unchecked_reason: _builtins.str
+    """Why the language is not checked (unchecked languages), as the BlockCheck detail says it."""
+    metric_label: _builtins.str
+    """Its value of the `lang` label of the verdict_block_checks_total metric."""
+    @_builtins.property
+    def aliases(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The fence info-string words that select it, lower case ("js", "node", "mjs", ...)."""
+
+    @_builtins.property
+    def leniencies(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Each excuse that turns a parser failure into unverifiable rather than malformed."""
+
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        aliases: _abc.Iterable[_builtins.str] | None = ...,
+        checked: _builtins.bool = ...,
+        sees: _builtins.str = ...,
+        blind_to: _builtins.str = ...,
+        leniencies: _abc.Iterable[_builtins.str] | None = ...,
+        unchecked_reason: _builtins.str = ...,
+        metric_label: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["aliases", b"aliases", "blind_to", b"blind_to", "checked", b"checked", "leniencies", b"leniencies", "metric_label", b"metric_label", "name", b"name", "sees", b"sees", "unchecked_reason", b"unchecked_reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___VerifierLanguage: _TypeAlias = VerifierLanguage  # noqa: Y015
 
 @_typing.final
 class BlockCheck(_message.Message):
