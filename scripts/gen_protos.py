@@ -59,7 +59,9 @@ TARGETS = (
 
 def generate(target: Target, out_root: Path) -> list[Path]:
     """Run protoc (from grpcio-tools) with the mypy-protobuf plugins into `out_root`; return the generated files."""
-    protos = sorted(PROTO_ROOT.rglob("*.proto"))
+    # Only the contract's own files: google/rpc/status.proto is a vendored copy for buf and the TypeScript loader;
+    # in Python the generated code imports googleapis-common-protos' google.rpc.status_pb2.
+    protos = sorted((PROTO_ROOT / "verdict").rglob("*.proto"))
     bindir = Path(sysconfig.get_path("scripts"))
     out_root.mkdir(parents=True, exist_ok=True)
     cmd = [

@@ -27,6 +27,7 @@ from google.rpc import error_details_pb2
 from prometheus_client import CollectorRegistry
 
 from tests.support import Running, make_config, serving
+from verdict.admission import Admission, AdmissionLimits
 from verdict.connect import ConnectServer, connect_application, method_infos
 from verdict.metrics import Metrics
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
@@ -266,11 +267,19 @@ class _HeldServicer:
     async def ListEvaluators(self, request: Any, context: Any) -> verdict_pb2.ListEvaluatorsResponse:
         return verdict_pb2.ListEvaluatorsResponse()
 
+    async def BatchVerifyResponses(self, request: Any, context: Any) -> verdict_pb2.BatchVerifyResponsesResponse:
+        return verdict_pb2.BatchVerifyResponsesResponse()
 
-async def test_max_concurrent_rpcs_applies_to_the_http_port() -> None:
+    async def BatchEvaluate(self, request: Any, context: Any) -> verdict_pb2.BatchEvaluateResponse:
+        return verdict_pb2.BatchEvaluateResponse()
+
+
+async def test_admission_control_is_shared_with_the_http_port() -> None:
     held = _HeldServicer()
-    config = make_config(http_address="127.0.0.1:0", max_concurrent_rpcs=1)
-    app = connect_application(held, Metrics(CollectorRegistry()), config)  # type: ignore[arg-type]
+    config = make_config(http_address="127.0.0.1:0")
+    metrics = Metrics(CollectorRegistry())
+    admission = Admission(AdmissionLimits(running=1, queued=0, min_deadline_seconds=0.01), metrics)
+    app = connect_application(held, metrics, config, admission=admission)  # type: ignore[arg-type]
     server = ConnectServer(app, config.http_address, grace_seconds=1)
     server.start()
     methods = method_infos()
@@ -281,17 +290,20 @@ async def test_max_concurrent_rpcs_applies_to_the_http_port() -> None:
             )
             await held.entered.wait()
             with pytest.raises(ConnectError) as caught:
-                await client.execute_unary(
-                    request=verdict_pb2.ListEvaluatorsRequest(), method=methods["ListEvaluators"]
-                )
+                await client.execute_unary(request=verdict_pb2.EvaluateRequest(), method=methods["Evaluate"])
             assert caught.value.code == Code.RESOURCE_EXHAUSTED
-            assert "max_concurrent_rpcs" in caught.value.message
-            held.release.set()
-            assert (await first).verdict == verdict_pb2.VERIFY_VERDICT_OK
+            assert "capacity" in caught.value.message
+            # ListEvaluators is answered from memory and never shed
             listed = await client.execute_unary(
                 request=verdict_pb2.ListEvaluatorsRequest(), method=methods["ListEvaluators"]
             )
             assert list(listed.evaluators) == []
+            assert metrics.registry.get_sample_value("verdict_shed_total", {"reason": "overloaded"}) == 1
+            held.release.set()
+            assert (await first).verdict == verdict_pb2.VERIFY_VERDICT_OK
+            evaluated = await client.execute_unary(request=verdict_pb2.EvaluateRequest(), method=methods["Evaluate"])
+            assert evaluated.verdict == "yes"
+            assert (admission.running, admission.queued) == (0, 0)
     finally:
         await server.stop(1)
 

@@ -3,6 +3,9 @@
 `verify` and `evaluate` run the domain code in-process by default (no server needed: a CI step can check a saved
 completion), or call a running server with `--target host:port`. Both print JSON. Exit status for `verify`: 0 when the
 response did not fail (ok or unverifiable), 1 when it failed (truncated or malformed), 2 on a usage or I/O error.
+Given many files, a directory or JSONL, they run as a batch job (`verdict.jobs`): one JSON line per input, a summary on
+stderr, exit status 1 when any input failed or could not be checked. A closed stdout (`verdict verify ... | head -1`)
+ends the run quietly with status 141, as a shell tool killed by SIGPIPE would.
 
 Human-facing spellings are the ones every client and doc uses: verdicts in lower case (`malformed`, the wire enum
 `VERIFY_VERDICT_MALFORMED` without its prefix) and the state token in base64 (the proto3 JSON form of bytes, which
@@ -35,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = ["main"]
 
 EXIT_OK, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
+EXIT_BROKEN_PIPE = 128 + 13
 
 
 def _serve_parser(subparsers: Any) -> None:
@@ -60,15 +64,31 @@ def _input_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--key-file", help="with --cert-file: its PEM private key")
     parser.add_argument("--token-file", help="with --target: file holding the bearer token to send")
     parser.add_argument("--server-name", help="with --ca-file: host name expected in the server certificate")
+    parser.add_argument(
+        "--batch-size", type=int, default=100, help="batch jobs: inputs per batch (per batch RPC with --target)"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from verdict import __version__
+
     parser = argparse.ArgumentParser(prog="verdict", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"verdict {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True)
     _serve_parser(subparsers)
 
-    verify = subparsers.add_parser("verify", help="verify one completion, print the verdict as JSON")
-    verify.add_argument("file", nargs="?", default="-", help="the completion text; '-' or nothing reads stdin")
+    verify = subparsers.add_parser(
+        "verify", help="verify completions, print the verdicts as JSON (one file, or a batch job over many)"
+    )
+    verify.add_argument(
+        "files",
+        nargs="*",
+        default=["-"],
+        metavar="FILE",
+        help="completion files or directories (every file under them), or JSONL files (*.jsonl or --jsonl: one "
+        "request object per line); '-' or nothing reads stdin",
+    )
+    verify.add_argument("--jsonl", action="store_true", help="read every FILE (and stdin) as JSONL requests")
     verify.add_argument("--finish-reason", default="", help="the provider's finish reason (stop, length, ...)")
     verify.add_argument("--tool-calls", action="store_true", help="the turn called tools (exempt from checks)")
     verify.add_argument("--completion-tokens", type=int, default=0)
@@ -84,8 +104,17 @@ def build_parser() -> argparse.ArgumentParser:
     config.add_argument("--config", help="YAML file of configuration keys, as for `verdict serve`")
     config.add_argument("--check", metavar="FILE", help="validate FILE alone (the environment is not read)")
 
-    evaluate = subparsers.add_parser("evaluate", help="run one evaluator, print the verdict as JSON")
-    evaluate.add_argument("--evaluator", required=True, help="a little-loops `evaluate:` block, YAML or JSON")
+    evaluate = subparsers.add_parser(
+        "evaluate", help="run an evaluator, print the verdict as JSON (or a batch job over JSONL with --jsonl)"
+    )
+    evaluate.add_argument("--evaluator", help="a little-loops `evaluate:` block, YAML or JSON")
+    evaluate.add_argument(
+        "--jsonl",
+        nargs="+",
+        metavar="FILE",
+        help="JSONL files ('-': stdin) of evaluations, one object per line: config, output, exit_code, context, "
+        "state, workspace, id",
+    )
     evaluate.add_argument("--output-file", default="-", help="the action's stdout; '-' reads stdin")
     evaluate.add_argument("--exit-code", type=int, default=0)
     evaluate.add_argument("--context", default="{}", help="interpolation namespaces as JSON")
@@ -111,11 +140,101 @@ def _local_components() -> Components:
     return build_components(load_config(env=os.environ), Metrics(CollectorRegistry()), os.environ)
 
 
+def _is_batch(args: argparse.Namespace) -> bool:
+    if args.command == "evaluate":
+        return bool(args.jsonl)
+    files: list[str] = args.files
+    return args.jsonl or len(files) > 1 or any(f.endswith(".jsonl") or Path(f).is_dir() for f in files)
+
+
+async def _job(args: argparse.Namespace) -> int:
+    """Many inputs: in process through the batch code path, or through the batch RPC of `--target`."""
+    from verdict import jobs
+
+    if args.batch_size < 1:
+        raise ValueError(f"--batch-size must be at least 1, got {args.batch_size}")
+    if args.command == "verify":
+        defaults = {
+            "finish_reason": args.finish_reason,
+            "has_tool_calls": args.tool_calls,
+            "completion_tokens": args.completion_tokens,
+        }
+        items: Any = jobs.verify_items(args.files, jsonl=args.jsonl, defaults=defaults)
+    else:
+        items = jobs.evaluate_items(args.jsonl)
+    if args.target:
+        async with _channel(args) as channel:
+            run = _remote_batches(args, channel)
+            summary = await jobs.run_job(args.command, items, run, out=sys.stdout, err=sys.stderr, size=args.batch_size)
+    else:
+        from verdict.rpc import Limits, VerdictServicer
+
+        config = load_config(env=os.environ)
+        async with _local_components() as components:
+            servicer = VerdictServicer(
+                components.verifier,
+                components.evaluations,
+                limits=Limits.from_config(config),
+                off_loop=components.runner.off_loop,
+            )
+            run = servicer.verify_batch if args.command == "verify" else servicer.evaluate_batch
+            summary = await jobs.run_job(args.command, items, run, out=sys.stdout, err=sys.stderr, size=args.batch_size)
+    return summary.exit_status
+
+
+def _remote_batches(args: argparse.Namespace, channel: Any) -> Any:
+    """One batch RPC per batch. A batch the server sheds (RESOURCE_EXHAUSTED) is retried after the server's
+    RetryInfo hint, a few times: a long job should ride out a busy moment, not fail a whole batch."""
+    import grpc
+    from google.rpc import code_pb2, status_pb2
+    from grpc_status import rpc_status
+
+    from verdict.v1 import verdict_pb2, verdict_pb2_grpc
+
+    stub = verdict_pb2_grpc.VerdictServiceStub(channel)
+    verify = args.command == "verify"
+
+    async def run(requests: list[Any]) -> list[Any]:
+        message: Any
+        if verify:
+            method, message = stub.BatchVerifyResponses, verdict_pb2.BatchVerifyResponsesRequest(items=requests)
+        else:
+            method, message = stub.BatchEvaluate, verdict_pb2.BatchEvaluateRequest(items=requests)
+        for attempt in range(6):
+            try:
+                response = await method(message, timeout=args.timeout, metadata=_metadata(args))
+                return [
+                    result.response if result.WhichOneof("outcome") == "response" else result.error
+                    for result in response.results
+                ]
+            except grpc.aio.AioRpcError as error:
+                status = rpc_status.from_call(error) or status_pb2.Status(
+                    code=error.code().value[0], message=error.details() or ""
+                )
+                if error.code() != grpc.StatusCode.RESOURCE_EXHAUSTED or attempt == 5:
+                    return [status] * len(requests)
+                await asyncio.sleep(_retry_after(status) * (attempt + 1))
+        return [status_pb2.Status(code=code_pb2.UNKNOWN)] * len(requests)  # pragma: no cover - the loop returns
+
+    return run
+
+
+def _retry_after(status: Any) -> float:
+    from google.rpc import error_details_pb2
+
+    for detail in status.details:
+        if detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
+            info = error_details_pb2.RetryInfo()
+            detail.Unpack(info)
+            return max(0.05, float(info.retry_delay.ToNanoseconds()) / 1e9)
+    return 1.0
+
+
 async def _verify(args: argparse.Namespace) -> dict[str, Any]:
     from verdict.v1 import verdict_pb2
 
     request = verdict_pb2.VerifyResponseRequest(
-        text=_read(args.file),
+        text=_read(args.files[0]),
         finish_reason=args.finish_reason,
         has_tool_calls=args.tool_calls,
         completion_tokens=args.completion_tokens,
@@ -155,25 +274,32 @@ async def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
 
 
 async def _call(args: argparse.Namespace, method: str, request: Any) -> Any:
+    from verdict.v1 import verdict_pb2_grpc
+
+    async with _channel(args) as channel:
+        stub = verdict_pb2_grpc.VerdictServiceStub(channel)
+        return await getattr(stub, method)(request, timeout=args.timeout, metadata=_metadata(args))
+
+
+def _metadata(args: argparse.Namespace) -> tuple[tuple[str, str], ...] | None:
+    if args.token_file:
+        return (("authorization", f"Bearer {Path(args.token_file).read_text().strip()}"),)
+    return None
+
+
+def _channel(args: argparse.Namespace) -> Any:
     import grpc
     import grpc.aio
 
-    from verdict.v1 import verdict_pb2_grpc
-
-    metadata = None
-    if args.token_file:
-        metadata = (("authorization", f"Bearer {Path(args.token_file).read_text().strip()}"),)
+    options: list[tuple[str, Any]] = [("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1)]
     if args.ca_file:
         client_key = Path(args.key_file).read_bytes() if args.key_file else None
         client_cert = Path(args.cert_file).read_bytes() if args.cert_file else None
         credentials = grpc.ssl_channel_credentials(Path(args.ca_file).read_bytes(), client_key, client_cert)
-        options = [("grpc.ssl_target_name_override", args.server_name)] if args.server_name else []
-        channel = grpc.aio.secure_channel(args.target, credentials, options=options)
-    else:
-        channel = grpc.aio.insecure_channel(args.target)
-    async with channel:
-        stub = verdict_pb2_grpc.VerdictServiceStub(channel)
-        return await getattr(stub, method)(request, timeout=args.timeout, metadata=metadata)
+        if args.server_name:
+            options.append(("grpc.ssl_target_name_override", args.server_name))
+        return grpc.aio.secure_channel(args.target, credentials, options=options)
+    return grpc.aio.insecure_channel(args.target, options=options)
 
 
 def _state_token(text: str) -> bytes:
@@ -184,31 +310,9 @@ def _state_token(text: str) -> bytes:
 
 
 def _as_json(response: Any) -> dict[str, Any]:
-    from google.protobuf import json_format
+    from verdict.jobs import as_json
 
-    from verdict.evaluators.values import whole_numbers
-
-    document = json_format.MessageToDict(
-        response, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
-    )
-    return _lower_verdicts(whole_numbers(document))  # type: ignore[no-any-return]
-
-
-VERDICT_PREFIX = "VERIFY_VERDICT_"
-
-
-def _lower_verdicts(value: Any) -> Any:
-    """`VERIFY_VERDICT_MALFORMED` -> `malformed` under every `verdict` key: the one spelling people read."""
-    if isinstance(value, dict):
-        return {
-            key: item.removeprefix(VERDICT_PREFIX).lower()
-            if key == "verdict" and isinstance(item, str) and item.startswith(VERDICT_PREFIX)
-            else _lower_verdicts(item)
-            for key, item in value.items()
-        }
-    if isinstance(value, list):
-        return [_lower_verdicts(item) for item in value]
-    return value
+    return as_json(response)
 
 
 def _config(args: argparse.Namespace) -> int:
@@ -254,7 +358,21 @@ def _held_config_records() -> Iterator[_HeldRecords]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # The reader went away (`| head -1`): nothing left to say and no one to say it to. Point stdout at /dev/null
+        # so the interpreter's final flush does not raise again, and exit as SIGPIPE would have.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "evaluate" and not args.jsonl and not args.evaluator:
+        parser.error("evaluate needs --evaluator (one evaluation) or --jsonl FILE (a batch job)")
     if args.command == "serve":
         flags = {key: getattr(args, key) for key in config_keys()}
         with _held_config_records() as held:
@@ -278,6 +396,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "config":
         return _config(args)
     try:
+        if _is_batch(args):
+            return asyncio.run(_job(args))
         if args.command == "verify":
             result = asyncio.run(_verify(args))
             print(json.dumps(result, indent=2))
@@ -285,6 +405,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         result = asyncio.run(_evaluate(args))
         print(json.dumps(result, indent=2))
         return EXIT_OK
+    except BrokenPipeError:
+        raise
     except (OSError, ValueError, ConfigError, VerdictError) as error:
         print(f"verdict: {error}", file=sys.stderr)
         return EXIT_ERROR

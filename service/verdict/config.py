@@ -106,9 +106,51 @@ class Config:
     )
     max_concurrent_rpcs: int = _key(
         0,
-        "Calls served at once; more are rejected with RESOURCE_EXHAUSTED. 0 means no limit.",
+        "Admission control: VerdictService calls run at once; more wait in a queue of max_queued_rpcs, and past that "
+        "are refused at once with RESOURCE_EXHAUSTED and a RetryInfo hint. Health is exempt. 0: 4 per available "
+        "core (the container's CPU quota when it has one).",
         minimum=0,
         maximum=_GRPC_INT_MAX,
+    )
+    max_queued_rpcs: int = _key(
+        -1,
+        "Admission control: VerdictService calls that may wait for a running slot (first come, first served). "
+        "-1: as many as max_concurrent_rpcs; 0: no queue, refuse at once.",
+        minimum=-1,
+        maximum=_GRPC_INT_MAX,
+    )
+    admission_control: bool = _key(
+        True,
+        "Refuse calls past max_concurrent_rpcs + max_queued_rpcs, and calls whose deadline leaves less than "
+        "min_deadline_seconds, before any work. Off: every call is accepted and waits.",
+    )
+    min_deadline_seconds: float = _key(
+        0.01,
+        "A call with less than this left of its deadline (on arrival, or when its turn in the queue comes) is "
+        "refused with DEADLINE_EXCEEDED before any work: it could not be answered in time.",
+        minimum=0,
+    )
+    max_batch_items: int = _key(
+        1000, "Items one BatchVerifyResponses or BatchEvaluate call may carry; more is INVALID_ARGUMENT.", minimum=1
+    )
+    max_batch_bytes: int = _key(
+        16 * 1024 * 1024,
+        "Largest batch request (and batch response), in bytes; a bigger request is INVALID_ARGUMENT. Single calls "
+        "keep max_message_bytes, which also bounds each item.",
+        minimum=1024,
+        maximum=_GRPC_INT_MAX,
+    )
+    batch_concurrency: int = _key(
+        8,
+        "Items of one batch run at once (bash and parse pools still bound the work inside them); the rest wait "
+        "their turn in order.",
+        minimum=1,
+    )
+    inline_parse_budget_bytes: int = _key(
+        64 * 1024,
+        "Bytes of blocks one call may parse on the event loop in total; past it, even small blocks parse off the "
+        "loop, so a call with many mid-sized blocks cannot hold every other call and the health check.",
+        minimum=0,
     )
     log_level: str = _key("INFO", "Logging level.", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     log_format: str = _key(
@@ -456,6 +498,8 @@ def parse_value(key: str, raw: object) -> object:
     """Coerce one raw value (a YAML scalar, or a string from the environment or a flag) to the key's type."""
     kind = _field_types()[key]
     origin = typing.get_origin(kind)
+    if key == "log_level" and isinstance(raw, str):
+        raw = raw.strip().upper()  # `--log-level debug` means DEBUG, as logging itself reads it
     if kind is bool:
         if isinstance(raw, bool):
             return raw

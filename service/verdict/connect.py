@@ -35,6 +35,7 @@ from hypercorn.utils import wrap_app
 from protobuf.wkt import Any as ConnectAny
 
 from verdict.access import AccessInterceptor, publish, unpublish
+from verdict.admission import EXEMPT_METHODS, Admission
 from verdict.config import Config
 from verdict.errors import ConfigError, VerdictError
 from verdict.metrics import Metrics, grpc_code_label
@@ -100,31 +101,26 @@ def _grpc_code(error: BaseException | None, ctx: RequestContext[Any, Any]) -> gr
     return grpc.StatusCode.UNKNOWN
 
 
-class _InFlightTotal:
-    """`max_concurrent_rpcs` for the HTTP port: calls beyond it are RESOURCE_EXHAUSTED at once, as gRPC does on its
-    port (each port has its own limit)."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.count = 0
-
-    def __enter__(self) -> None:
-        if self.limit and self.count >= self.limit:
-            raise ConnectError(
-                Code.RESOURCE_EXHAUSTED, f"the server is at max_concurrent_rpcs ({self.limit}) on its HTTP port"
-            )
-        self.count += 1
-
-    def __exit__(self, *exc: object) -> None:
-        self.count -= 1
-
-
 def _endpoint_function(
     behavior: Callable[[Any, Any], Awaitable[Any]],
     series: MethodSeries,
-    in_flight: _InFlightTotal,
+    admission: Admission | None,
     access: AccessInterceptor | None,
 ) -> Callable[[Any, RequestContext[Any, Any]], Awaitable[Any]]:
+    async def admitted(request: Any, adapter: _CallAdapter) -> Any:
+        """The gRPC port's admission control, shared: one bound on running and queued calls for both ports."""
+        if admission is None:
+            return await behavior(request, adapter)
+        try:
+            await admission.enter(adapter.time_remaining())
+        except VerdictError as shed:
+            raise connect_error(to_status(shed)) from None
+        begun = time.monotonic()
+        try:
+            return await behavior(request, adapter)
+        finally:
+            admission.leave(time.monotonic() - begun)
+
     async def call(request: Any, ctx: RequestContext[Any, Any]) -> Any:
         started = time.perf_counter()
         series.started.inc()
@@ -143,19 +139,18 @@ def _endpoint_function(
         adapter = _CallAdapter(ctx)
         error: BaseException | None = None
         try:
-            with in_flight:
-                if access is None:
-                    return await behavior(request, adapter)
-                try:
-                    caller, connection = access.admit(SERVICE_NAME, series.method, adapter)
-                except VerdictError as refused:
-                    raise connect_error(to_status(refused)) from None
-                published = publish(caller)
-                try:
-                    return await behavior(request, adapter)
-                finally:
-                    unpublish(published)
-                    access.release(caller, connection)
+            if access is None:
+                return await admitted(request, adapter)
+            try:
+                caller, connection = access.admit(SERVICE_NAME, series.method, adapter)
+            except VerdictError as refused:
+                raise connect_error(to_status(refused)) from None
+            published = publish(caller)
+            try:
+                return await admitted(request, adapter)
+            finally:
+                unpublish(published)
+                access.release(caller, connection)
         except BaseException as exc:
             error = exc
             raise
@@ -194,12 +189,17 @@ class _VerdictConnectApp(ConnectASGIApplication[VerdictServicer]):
 
 
 def connect_application(
-    servicer: VerdictServicer, metrics: Metrics, config: Config, *, access: AccessInterceptor | None = None
+    servicer: VerdictServicer,
+    metrics: Metrics,
+    config: Config,
+    *,
+    access: AccessInterceptor | None = None,
+    admission: Admission | None = None,
 ) -> ConnectASGIApplication[Any]:
     """The ASGI application serving every RPC of the proto's service over Connect, gRPC and gRPC-Web. With `access`
-    (the gRPC port's interceptor) every call is authenticated, authorized and limited exactly as on that port."""
+    (the gRPC port's interceptor) every call is authenticated, authorized and limited exactly as on that port; with
+    `admission` (the gRPC port's, shared) it is admitted or shed by the same bound on running and queued calls."""
     access_level = None if config.access_log_level == "OFF" else logging.getLevelName(config.access_log_level)
-    in_flight = _InFlightTotal(config.max_concurrent_rpcs)
 
     def endpoints(service: VerdictServicer) -> Mapping[str, Any]:
         table: dict[str, Any] = {}
@@ -208,7 +208,8 @@ def connect_application(
             series = MethodSeries(metrics, f"/{SERVICE_NAME}/{method.name}", "unary", access_level)
             behavior = getattr(service, method.name)
             table[f"/{SERVICE_NAME}/{method.name}"] = Endpoint.unary(
-                info, _endpoint_function(behavior, series, in_flight, access)
+                info,
+                _endpoint_function(behavior, series, None if method.name in EXEMPT_METHODS else admission, access),
             )
         return table
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import errno
 from collections.abc import Mapping
+from typing import Any
 
 __all__ = [
     "ERROR_DOMAIN",
@@ -71,6 +72,18 @@ class VerdictError(Exception):
         self.metadata: dict[str, str] = dict(metadata or {})
         self.retry_after = retry_after
         """Seconds after which the same call may succeed; sent as a google.rpc.RetryInfo when set."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle by state, not by constructor arguments (the subclasses take keyword-only ones), so an error raised
+        in the parse pool's worker process reaches the caller as itself."""
+        return (_rebuilt, (type(self), self.message, dict(self.__dict__)))
+
+
+def _rebuilt(cls: type[VerdictError], message: str, state: dict[str, Any]) -> VerdictError:
+    error = cls.__new__(cls)
+    Exception.__init__(error, message)
+    error.__dict__.update(state)
+    return error
 
 
 class InvalidArgument(VerdictError):
@@ -118,7 +131,8 @@ class PermissionDenied(VerdictError):
 
 
 class ResourceExhausted(VerdictError):
-    """Raised when a request is over a size limit, or a bounded queue (judges, parses) is full."""
+    """Raised when a request is over a size limit, or a bounded queue (judges, parses, admission) is full; with
+    `retry_after` (admission control shedding) the server is busy, not the request wrong."""
 
     code_name = "RESOURCE_EXHAUSTED"
     default_reason = "RESOURCE_EXHAUSTED"

@@ -278,6 +278,29 @@ class Metrics:
             ("limit",),
             registry=registry,
         )
+        self.shed = Counter(
+            "verdict_shed_total",
+            "VerdictService calls refused by admission control before any work, by reason (overloaded: "
+            "RESOURCE_EXHAUSTED, running slots and queue full; deadline: DEADLINE_EXCEEDED, too little of the "
+            "deadline left on arrival; deadline_in_queue: DEADLINE_EXCEEDED, it ran out while waiting).",
+            ("reason",),
+            registry=registry,
+        )
+        for reason in ("overloaded", "deadline", "deadline_in_queue"):
+            self.shed.labels(reason=reason)
+        self.admission_running = Gauge(
+            "verdict_admission_running", "VerdictService calls running under admission control now.", registry=registry
+        )
+        self.admission_queued = Gauge(
+            "verdict_admission_queued", "VerdictService calls waiting for a running slot now.", registry=registry
+        )
+        self.batch_items = Counter(
+            "verdict_batch_items_total",
+            "Items of BatchVerifyResponses and BatchEvaluate calls, by method and outcome (ok, error, "
+            "deadline_exceeded).",
+            ("method", "outcome"),
+            registry=registry,
+        )
         self.metrics_connections_rejected = Counter(
             "verdict_metrics_connections_rejected_total",
             "Connections to the /metrics port closed unanswered, by reason (too_many, timeout, tls).",

@@ -11,11 +11,13 @@ INTERNAL "Exception deserializing request" that grpcio would otherwise send.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
@@ -26,9 +28,11 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from verdict.auth import current_caller, require_judges
+from verdict.config import Config
 from verdict.decisions import DecisionLog, failure, record_call
 from verdict.errors import (
     ERROR_DOMAIN,
+    DeadlineTooShort,
     Internal,
     InvalidArgument,
     InvalidConfig,
@@ -50,19 +54,22 @@ from verdict.metrics import Metrics
 from verdict.v1 import verdict_pb2
 from verdict.verify.languages import LANGUAGES, Languages, Runs
 from verdict.verify.model import BlockCheck, Verdict, Verification, VerifyInput
-from verdict.verify.verifier import Verifier
+from verdict.verify.verifier import InlineBudget, Verifier
 from verdict.wire import Undecodable, lenient_decoder
 
 __all__ = [
     "SERVICE_DESCRIPTOR",
     "SERVICE_NAME",
     "VERDICT_TO_PROTO",
+    "Limits",
     "VerdictServicer",
+    "context_dict",
     "evaluation_input",
     "evaluation_to_proto",
     "evaluator_config",
     "message_class",
     "method_handlers",
+    "status_proto",
     "to_status",
     "verification_to_proto",
     "verify_input",
@@ -101,6 +108,12 @@ def _clip(text: str, limit: int) -> str:
 
 def to_status(error: VerdictError) -> grpc.Status:
     """The one mapping from the domain's error tree to a rich gRPC status."""
+    return rpc_status.to_status(status_proto(error))
+
+
+def status_proto(error: VerdictError) -> status_pb2.Status:
+    """The `google.rpc.Status` of a domain error: what `to_status` sends in trailers, and what a batch result carries
+    for a failed item."""
     code = getattr(code_pb2, error.code_name)
     text = _clip(error.message, _MAX_MESSAGE_BYTES)
     metadata = {key: _clip(str(value), _MAX_METADATA_VALUE_BYTES) for key, value in error.metadata.items()}
@@ -120,29 +133,34 @@ def to_status(error: VerdictError) -> grpc.Status:
         packed = any_pb2.Any()
         packed.Pack(error_details_pb2.RetryInfo(retry_delay=delay))
         details.append(packed)
-    status = status_pb2.Status(code=code, message=text, details=details)
-    return rpc_status.to_status(status)
+    return status_pb2.Status(code=code, message=text, details=details)
 
 
 def _translating(handler: Handler) -> Handler:
     """Turn an Undecodable request or a raised VerdictError into the matching status, and anything else into
     INTERNAL without leaking internals (the traceback goes to the log).
 
-    A response over the send limit is refused here too: gRPC would otherwise fail the call after the handler
-    returned, with a bare RESOURCE_EXHAUSTED the caller cannot tell from its own request being too big, while the
-    metrics counted the call OK. A request under the limit can produce such a response (details echo the output)."""
+    A request over `max_message_bytes` is refused here (gRPC's own receive limit is the larger batch limit, so batch
+    calls can be bigger than single ones). A response over the send limit is refused here too: gRPC would otherwise
+    fail the call after the handler returned, with a bare RESOURCE_EXHAUSTED the caller cannot tell from its own
+    request being too big, while the metrics counted the call OK. A request under the limit can produce such a
+    response (details echo the output)."""
+    batch = getattr(handler, "__name__", "").startswith("Batch")
 
     @functools.wraps(handler)
-    async def translated(self: Any, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+    async def translated(self: VerdictServicer, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         try:
             if isinstance(request, Undecodable):
                 raise request.error()
+            if not batch:
+                self._limits.check_request(request)
             response = await handler(self, request, context)
-            limit = self._max_response_bytes
+            limit = self._limits.batch_bytes if batch else self._limits.message_bytes
             if limit and response.ByteSize() > limit:
                 size = response.ByteSize()
                 raise ResourceExhausted(
-                    f"the response would be {size} bytes, over the server's max_message_bytes ({limit})",
+                    f"the response would be {size} bytes, over the server's "
+                    f"{'max_batch_bytes' if batch else 'max_message_bytes'} ({limit})",
                     reason="RESPONSE_TOO_LARGE",
                     metadata={"responseBytes": str(size), "limitBytes": str(limit)},
                 )
@@ -159,8 +177,9 @@ def _translating(handler: Handler) -> Handler:
                 internal = Internal("internal error; the server log has the details")
                 failure.set(internal)
                 await context.abort_with_status(to_status(internal))
-            failure.set(exhausted)
-            await self._exhausted(exhausted, context)
+            else:
+                failure.set(exhausted)
+                await self._exhausted(exhausted, context)
         except Exception:
             log.exception("internal error in %s", handler.__name__)
             internal = Internal("internal error; the server log has the details")
@@ -191,6 +210,69 @@ def _deadline(context: grpc.aio.ServicerContext[Any, Any]) -> float | None:
     return None if remaining is None else time.monotonic() + remaining
 
 
+OFF_LOOP_BYTES = 16 * 1024
+"""Request parts bigger than this (a `context` Struct, a `yaml` member, the details an Evaluate answer echoes) are
+converted in the runner's threads rather than on the event loop: a 180k-key context takes half a second of pure
+Python to turn into a dict, and every other call and health check would wait for it."""
+
+BATCH_REPLY_MARGIN_SECONDS = 0.5
+"""A batch stops this long (at most a tenth of its time) before its deadline and answers with what it has, so the
+finished items reach the caller instead of being lost with a DEADLINE_EXCEEDED for the whole call."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The sizes the servicer enforces itself (gRPC's receive limit is the larger of the two byte limits)."""
+
+    message_bytes: int = 0
+    batch_items: int = 1000
+    batch_bytes: int = 0
+    batch_concurrency: int = 8
+
+    @classmethod
+    def from_config(cls, config: Config) -> Limits:
+        return cls(config.max_message_bytes, config.max_batch_items, config.max_batch_bytes, config.batch_concurrency)
+
+    def check_request(self, request: message.Message, field: str = "") -> None:
+        """Refuse a single request (or one batch item) over max_message_bytes, as gRPC's receive limit would."""
+        if self.message_bytes and request.ByteSize() > self.message_bytes:
+            size = request.ByteSize()
+            raise ResourceExhausted(
+                f"the request is {size} bytes, over the server's max_message_bytes ({self.message_bytes})",
+                reason="REQUEST_TOO_LARGE",
+                metadata={
+                    "field": field or "request",
+                    "requestBytes": str(size),
+                    "limitBytes": str(self.message_bytes),
+                },
+            )
+
+    def check_batch(self, request: Any) -> None:
+        count = len(request.items)
+        if count > self.batch_items:
+            raise InvalidArgument(
+                f"the batch has {count} items; the server takes at most {self.batch_items} (max_batch_items)",
+                field="items",
+                reason="BATCH_TOO_LARGE",
+                metadata={"items": str(count), "limit": str(self.batch_items)},
+            )
+        size = request.ByteSize()
+        if self.batch_bytes and size > self.batch_bytes:
+            raise InvalidArgument(
+                f"the batch is {size} bytes; the server takes at most {self.batch_bytes} (max_batch_bytes)",
+                field="items",
+                reason="BATCH_TOO_LARGE",
+                metadata={"requestBytes": str(size), "limitBytes": str(self.batch_bytes)},
+            )
+
+
+OffLoop = Callable[..., Awaitable[Any]]
+
+
+async def _inline(func: Callable[..., Any], *args: Any) -> Any:
+    return func(*args)
+
+
 class VerdictServicer:
     """Implements verdict.v1.VerdictService over the domain's Verifier and Evaluations."""
 
@@ -200,12 +282,15 @@ class VerdictServicer:
         evaluations: Evaluations,
         *,
         max_response_bytes: int = 0,
+        limits: Limits | None = None,
+        off_loop: OffLoop | None = None,
         metrics: Metrics | None = None,
         decisions: DecisionLog | None = None,
     ) -> None:
         self._verifier = verifier
         self._evaluations = evaluations
-        self._max_response_bytes = max_response_bytes
+        self._limits = limits or Limits(message_bytes=max_response_bytes, batch_bytes=max_response_bytes)
+        self._off_loop: OffLoop = off_loop or _inline
         self._metrics = metrics
         self._decisions = decisions
         self._catalogue = _catalogue_response(evaluations.catalogue())
@@ -222,27 +307,168 @@ class VerdictServicer:
     async def VerifyResponse(
         self, request: verdict_pb2.VerifyResponseRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> verdict_pb2.VerifyResponseResponse:
-        verification = await self._verifier.verify(
-            verify_input(request), deadline=_deadline(context), second_opinion=current_caller.get().grant.judges
-        )
-        return verification_to_proto(verification)
+        return await self._verify_one(request, _deadline(context))
 
     @_translating
     async def Evaluate(
         self, request: verdict_pb2.EvaluateRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> verdict_pb2.EvaluateResponse:
-        evaluation = evaluation_input(request)
-        kind = evaluation.config.get("type")
-        if isinstance(kind, str) and kind in self._judge_types:
-            require_judges(current_caller.get(), str(kind))
-        result = await self._evaluations.evaluate(evaluation, deadline=_deadline(context))
-        return evaluation_to_proto(result)
+        return await self._evaluate_one(request, _deadline(context))
 
     @_translating
     async def ListEvaluators(
         self, request: verdict_pb2.ListEvaluatorsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> verdict_pb2.ListEvaluatorsResponse:
         return self._catalogue
+
+    @_translating
+    async def BatchVerifyResponses(
+        self, request: verdict_pb2.BatchVerifyResponsesRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> verdict_pb2.BatchVerifyResponsesResponse:
+        self._limits.check_batch(request)
+        outcomes = await self.verify_batch(request.items, _deadline(context))
+        response = verdict_pb2.BatchVerifyResponsesResponse()
+        for outcome in outcomes:
+            result = response.results.add()
+            if isinstance(outcome, status_pb2.Status):
+                result.error.CopyFrom(outcome)
+            else:
+                result.response.CopyFrom(outcome)
+        return response
+
+    @_translating
+    async def BatchEvaluate(
+        self, request: verdict_pb2.BatchEvaluateRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> verdict_pb2.BatchEvaluateResponse:
+        self._limits.check_batch(request)
+        outcomes = await self.evaluate_batch(request.items, _deadline(context))
+        response = verdict_pb2.BatchEvaluateResponse()
+        for outcome in outcomes:
+            result = response.results.add()
+            if isinstance(outcome, status_pb2.Status):
+                result.error.CopyFrom(outcome)
+            else:
+                result.response.CopyFrom(outcome)
+        return response
+
+    async def verify_batch(
+        self, items: Sequence[verdict_pb2.VerifyResponseRequest], deadline: float | None = None
+    ) -> list[verdict_pb2.VerifyResponseResponse | status_pb2.Status]:
+        """Verify every item as BatchVerifyResponses does (the batch RPC and `verdict verify` over many inputs). The
+        items share one inline parse budget: a batch is one call."""
+        budget = InlineBudget(self._verifier.inline_parse_budget_bytes)
+
+        async def verify_one(
+            item: verdict_pb2.VerifyResponseRequest, cutoff: float | None
+        ) -> verdict_pb2.VerifyResponseResponse:
+            return await self._verify_one(item, cutoff, budget)
+
+        return await self._batch("BatchVerifyResponses", items, verify_one, deadline)
+
+    async def evaluate_batch(
+        self, items: Sequence[verdict_pb2.EvaluateRequest], deadline: float | None = None
+    ) -> list[verdict_pb2.EvaluateResponse | status_pb2.Status]:
+        """Evaluate every item as BatchEvaluate does (the batch RPC and `verdict evaluate --jsonl`)."""
+        return await self._batch("BatchEvaluate", items, self._evaluate_one, deadline)
+
+    async def _verify_one(
+        self, request: verdict_pb2.VerifyResponseRequest, deadline: float | None, budget: InlineBudget | None = None
+    ) -> verdict_pb2.VerifyResponseResponse:
+        verification = await self._verifier.verify(
+            verify_input(request),
+            deadline=deadline,
+            second_opinion=current_caller.get().grant.judges,
+            inline_budget=budget,
+        )
+        return verification_to_proto(verification)
+
+    async def _evaluate_one(
+        self, request: verdict_pb2.EvaluateRequest, deadline: float | None
+    ) -> verdict_pb2.EvaluateResponse:
+        big = request.ByteSize() > OFF_LOOP_BYTES
+        if big:
+            context = await self._verifier.in_pool(checked_context, request.SerializeToString())
+            if request.config.ByteSize() > OFF_LOOP_BYTES // 4:  # a `yaml` member: PyYAML is pure Python
+                config = await self._verifier.in_pool(evaluator_config, request.config)
+            else:
+                config = evaluator_config(request.config)
+            evaluation = evaluation_input(request, config=config, context=context)
+        else:
+            evaluation = evaluation_input(request)
+        kind = evaluation.config.get("type")
+        if isinstance(kind, str) and kind in self._judge_types:
+            require_judges(current_caller.get(), str(kind))
+        result = await self._evaluations.evaluate(evaluation, deadline=deadline)
+        if big or len(result.details) > 64:
+            return await self._off_loop(evaluation_to_proto, result)  # type: ignore[no-any-return]
+        return evaluation_to_proto(result)
+
+    async def _batch(
+        self,
+        method: str,
+        items: Sequence[Any],
+        run_one: Callable[[Any, float | None], Awaitable[Any]],
+        deadline: float | None,
+    ) -> list[Any]:
+        """Run every item, at most `batch_concurrency` at once and in order of arrival, each to its own response or
+        `google.rpc.Status`. With a deadline, the batch stops a little before it: items not finished then are
+        cancelled (their children killed) and reported DEADLINE_EXCEEDED in their place, never dropped."""
+        outcomes: list[Any] = [None] * len(items)
+        slots = asyncio.Semaphore(self._limits.batch_concurrency)
+        cutoff = None
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            cutoff = deadline - min(BATCH_REPLY_MARGIN_SECONDS, max(0.0, left) / 10)
+
+        started: set[int] = set()
+
+        async def one(index: int, item: Any) -> None:
+            async with slots:
+                if cutoff is not None and time.monotonic() >= cutoff:
+                    return
+                started.add(index)
+                try:
+                    self._limits.check_request(item, field=f"items[{index}]")
+                    outcomes[index] = await run_one(item, cutoff)
+                except VerdictError as error:
+                    outcomes[index] = status_proto(error)
+                except Exception:
+                    log.exception("internal error in %s item %d", method, index)
+                    outcomes[index] = status_proto(Internal("internal error; the server log has the details"))
+
+        tasks = [asyncio.ensure_future(one(index, item)) for index, item in enumerate(items)]
+        try:
+            if tasks:
+                timeout = None if cutoff is None else max(0.0, cutoff - time.monotonic())
+                await asyncio.wait(tasks, timeout=timeout)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        for index, outcome in enumerate(outcomes):
+            if outcome is None:
+                outcomes[index] = _unfinished(index, started=index in started)
+        if self._metrics is not None:
+            for outcome in outcomes:
+                if not isinstance(outcome, status_pb2.Status):
+                    label = "ok"
+                elif outcome.code == code_pb2.DEADLINE_EXCEEDED:
+                    label = "deadline_exceeded"
+                else:
+                    label = "error"
+                self._metrics.batch_items.labels(method=method, outcome=label).inc()
+        return outcomes
+
+
+def _unfinished(index: int, *, started: bool) -> status_pb2.Status:
+    what = "did not finish" if started else "was not started"
+    return status_proto(
+        DeadlineTooShort(
+            f"item {index} {what} before the batch's deadline",
+            reason="BATCH_DEADLINE_EXCEEDED",
+            metadata={"index": str(index), "started": str(started).lower()},
+        )
+    )
 
 
 def method_handlers(servicer: VerdictServicer) -> grpc.GenericRpcHandler:
@@ -306,16 +532,40 @@ def _check_to_proto(check: BlockCheck) -> verdict_pb2.BlockCheck:
 # --- Evaluate ------------------------------------------------------------------------------------------------------
 
 
-def evaluation_input(request: verdict_pb2.EvaluateRequest) -> EvaluationInput:
-    _refuse_non_finite(request)
+def evaluation_input(
+    request: verdict_pb2.EvaluateRequest,
+    *,
+    config: dict[str, Any] | None = None,
+    context: dict[str, Any] | None = None,
+) -> EvaluationInput:
+    """The domain form of an Evaluate request; `config` and `context` when they were already converted (off the
+    event loop, for a big request, by `checked_context`, which also refused non-finite numbers)."""
+    if context is None:
+        _refuse_non_finite(request)
+        context = context_dict(request.context.SerializeToString()) if request.HasField("context") else {}
     return EvaluationInput(
-        config=evaluator_config(request.config),
+        config=evaluator_config(request.config) if config is None else config,
         output=request.output,
         exit_code=request.exit_code,
-        context=whole_numbers(json_format.MessageToDict(request.context)) if request.HasField("context") else {},
+        context=context,
         state=request.state,
         workspace=request.workspace,
     )
+
+
+def context_dict(serialized: bytes) -> dict[str, Any]:
+    """A serialized `context` Struct as the plain dict the evaluators read, numbers normalised. Takes and returns
+    picklable values, so a big context can be converted in the parse pool."""
+    struct = struct_pb2.Struct.FromString(serialized)
+    return whole_numbers(json_format.MessageToDict(struct))  # type: ignore[no-any-return]
+
+
+def checked_context(serialized_request: bytes) -> dict[str, Any]:
+    """For a big Evaluate request, in the parse pool: refuse non-finite numbers anywhere in it (InvalidArgument) and
+    convert its `context`. Both walk every value, which for a 180k-key context would hold the event loop."""
+    request = verdict_pb2.EvaluateRequest.FromString(serialized_request)
+    _refuse_non_finite(request)
+    return context_dict(request.context.SerializeToString()) if request.HasField("context") else {}
 
 
 def _refuse_non_finite(request: message.Message, prefix: str = "") -> None:

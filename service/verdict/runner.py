@@ -24,6 +24,7 @@ when starting a child is UNAVAILABLE with a retry hint, not an error of the call
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import ctypes
 import functools
@@ -33,6 +34,7 @@ import signal
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import ParamSpec, TypeVar
 
 from verdict.config import Config
 from verdict.errors import ResourceExhausted, resource_exhausted
@@ -57,6 +59,14 @@ __all__ = [
 
 MARKER_ENV = "VERDICT_CALL"
 """The environment variable that marks every process of one runner call (see `Runner.marker_prefix`)."""
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+OFF_LOOP_THREADS = 2
+"""Threads for CPU-bound Python work moved off the event loop (`Runner.off_loop`). Few on purpose: each one competes
+with the event loop for the GIL, and the interpreter hands it over every 5 ms, so with two the loop waits ~10 ms at
+worst for its turn; more threads would make every health check wait longer, not the work go faster."""
 
 _READ_CHUNK = 64 * 1024
 _EXIT_POLL_SECONDS = 0.05
@@ -213,6 +223,17 @@ class Runner:
         self._live: set[int] = set()
         self._prefix = f"{os.getpid()}.{id(self):x}."
         self._calls = itertools.count(1)
+        self._threads: concurrent.futures.ThreadPoolExecutor | None = None
+
+    async def off_loop(self, func: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        """Run CPU-bound Python work (a big Struct conversion, a YAML parse, a mid-sized block past a call's inline
+        budget) in the runner's small thread pool, so the event loop keeps answering other calls and health checks
+        while it runs. The GIL is still shared; what changes is that the interpreter switches to the loop every few
+        milliseconds instead of after the whole job."""
+        if self._threads is None:
+            self._threads = concurrent.futures.ThreadPoolExecutor(OFF_LOOP_THREADS, thread_name_prefix="verdict-cpu")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._threads, functools.partial(func, *args, **kwargs))
 
     @classmethod
     def for_config(cls, config: Config, metrics: Metrics) -> Runner:
@@ -314,10 +335,13 @@ class Runner:
 
     def shutdown(self) -> None:
         """Kill every process group still running and every descendant of any call, wherever it went (the
-        server's last act before exit)."""
+        server's last act before exit), and stop the thread pool."""
         for pgid in list(self._live):
             _kill_group(pgid)
         kill_marked(self._prefix, prefix=True, spared=self._live)
+        threads, self._threads = self._threads, None
+        if threads is not None:
+            threads.shutdown(wait=False, cancel_futures=True)
 
 
 class _Sink:

@@ -32,6 +32,7 @@ from grpc_reflection.v1alpha import reflection
 from prometheus_client import CollectorRegistry
 
 from verdict.access import AccessInterceptor
+from verdict.admission import Admission, AdmissionInterceptor, AdmissionLimits
 from verdict.auth import Gate
 from verdict.config import Config
 from verdict.decisions import DecisionLog, build_decision_log
@@ -42,7 +43,7 @@ from verdict.judges import Judges, build_judges
 from verdict.lenient import LenientDecoding
 from verdict.metrics import Metrics, register_runtime_collectors
 from verdict.observe import MetricsInterceptor
-from verdict.rpc import SERVICE_DESCRIPTOR, SERVICE_NAME, VerdictServicer, method_handlers
+from verdict.rpc import SERVICE_DESCRIPTOR, SERVICE_NAME, Limits, VerdictServicer, method_handlers
 from verdict.runner import Runner, become_subreaper
 from verdict.scrape import MetricsHttpServer
 from verdict.tls import Certificates, server_credentials
@@ -106,6 +107,8 @@ class App:
     """The decision log (records flushed at the end of the drain), if configured."""
     http: ConnectServer | None = None
     """The Connect/gRPC-Web HTTP port (`http_address`), if configured."""
+    admission: Admission | None = None
+    """Admission control's state (running and queued calls), None when `admission_control` is off."""
     _stopping: bool = False
     _stopped: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -155,9 +158,10 @@ class App:
 
 
 def _server_options(config: Config) -> list[tuple[str, Any]]:
+    largest = max(config.max_message_bytes, config.max_batch_bytes)  # single calls are held to theirs in rpc.py
     options: list[tuple[str, Any]] = [
-        ("grpc.max_receive_message_length", config.max_message_bytes),
-        ("grpc.max_send_message_length", config.max_message_bytes),
+        ("grpc.max_receive_message_length", largest),
+        ("grpc.max_send_message_length", largest),
         # Clients may ping every 20 s without calls; the gRPC default minimum (5 min) would GOAWAY them.
         ("grpc.keepalive_permit_without_calls", 1),
         ("grpc.http2.min_ping_interval_without_data_ms", 20_000),
@@ -212,11 +216,17 @@ async def build_server(
     access = AccessInterceptor(
         gate, metrics, per_connection=config.max_calls_per_connection, per_principal=config.max_calls_per_principal
     )
-    server = grpc.aio.server(
-        interceptors=[MetricsInterceptor(metrics, access_log_level=config.access_log_level), access, LenientDecoding()],
-        options=_server_options(config),
-        maximum_concurrent_rpcs=config.max_concurrent_rpcs or None,
-    )
+    admission = Admission(AdmissionLimits.from_config(config), metrics)
+    interceptors: list[grpc.aio.ServerInterceptor] = [
+        MetricsInterceptor(metrics, access_log_level=config.access_log_level),
+        access,
+    ]
+    if config.admission_control:
+        interceptors.append(AdmissionInterceptor(admission))
+    interceptors.append(LenientDecoding())
+    # grpc-core's own maximum_concurrent_rpcs stays off: it answers the excess with CANCELLED, unseen by the metrics;
+    # admission control (admission.py) sheds first, with RESOURCE_EXHAUSTED and a retry hint.
+    server = grpc.aio.server(interceptors=interceptors, options=_server_options(config))
     credentials = server_credentials(certificates) if certificates is not None else None
     port = _bind(server, "grpc_address", config.grpc_address, credentials)
     if config.auth and not certificates and not _loopback(config.grpc_address):
@@ -234,9 +244,10 @@ async def build_server(
     servicer = VerdictServicer(
         components.verifier,
         components.evaluations,
-        max_response_bytes=config.max_message_bytes,
-        decisions=decisions,
+        limits=Limits.from_config(config),
+        off_loop=components.runner.off_loop,
         metrics=metrics,
+        decisions=decisions,
     )
     server.add_generic_rpc_handlers((method_handlers(servicer),))
     not_serving, serving = health_pb2.HealthCheckResponse.NOT_SERVING, health_pb2.HealthCheckResponse.SERVING
@@ -254,7 +265,13 @@ async def build_server(
 
         try:
             http = ConnectServer(
-                connect_application(servicer, metrics, config, access=access),
+                connect_application(
+                    servicer,
+                    metrics,
+                    config,
+                    access=access,
+                    admission=admission if config.admission_control else None,
+                ),
                 config.http_address,
                 grace_seconds=config.grace_period_seconds,
                 certfile=config.tls_cert_file,
@@ -279,6 +296,7 @@ async def build_server(
         access=access,
         decisions=decisions,
         http=http,
+        admission=admission if config.admission_control else None,
     )
     return app, port
 

@@ -56,6 +56,22 @@ class Recorder(verdict_pb2_grpc.VerdictServiceServicer):
         self._record(context)
         return verdict_pb2.ListEvaluatorsResponse()
 
+    def BatchVerifyResponses(self, request: Any, context: Any) -> verdict_pb2.BatchVerifyResponsesResponse:
+        self._record(context)
+        response = verdict_pb2.BatchVerifyResponsesResponse()
+        for _ in request.items:
+            response.results.add().response.CopyFrom(
+                verdict_pb2.VerifyResponseResponse(verdict=verdict_pb2.VERIFY_VERDICT_OK, detail=self.name)
+            )
+        return response
+
+    def BatchEvaluate(self, request: Any, context: Any) -> verdict_pb2.BatchEvaluateResponse:
+        self._record(context)
+        response = verdict_pb2.BatchEvaluateResponse()
+        for _ in request.items:
+            response.results.add().response.verdict = "yes"
+        return response
+
 
 @contextlib.contextmanager
 def fake_server(recorder: Recorder, credentials: Any = None) -> Iterator[int]:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
-from collections.abc import Mapping, Sequence
-from typing import Any, TypeAlias
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, TypeAlias, TypeVar
 
 import grpc
 
@@ -78,6 +79,68 @@ def evaluate_request(
     if context:
         request.context.update(dict(context))
     return request
+
+
+VerifyItem: TypeAlias = verdict_pb2.VerifyResponseRequest | Mapping[str, Any] | str
+"""One completion of a batch: its text alone, a mapping of `verify_response`'s keyword arguments (`text`,
+`finish_reason`, ...), or the request message itself."""
+
+EvaluateItem: TypeAlias = verdict_pb2.EvaluateRequest | Mapping[str, Any]
+"""One evaluation of a batch: a mapping of `evaluate`'s arguments (`config`, `output`, `exit_code`, `context`,
+`state`, `workspace`), or the request message itself."""
+
+DEFAULT_BATCH_SIZE = 100
+"""Items per batch call in `verify_many` / `evaluate_many`: large enough that the per-call cost vanishes, small
+enough to stay far under the server's max_batch_items and byte limit with answers of a few KB."""
+
+_Item = TypeVar("_Item")
+
+
+def verify_item(item: VerifyItem) -> verdict_pb2.VerifyResponseRequest:
+    if isinstance(item, verdict_pb2.VerifyResponseRequest):
+        return item
+    if isinstance(item, str):
+        return verdict_pb2.VerifyResponseRequest(text=item)
+    if isinstance(item, Mapping):
+        return verdict_pb2.VerifyResponseRequest(**dict(item))
+    raise TypeError(f"a batch item must be a str, a mapping or a VerifyResponseRequest, not {type(item).__name__}")
+
+
+def evaluate_item(item: EvaluateItem) -> verdict_pb2.EvaluateRequest:
+    if isinstance(item, verdict_pb2.EvaluateRequest):
+        return item
+    if isinstance(item, Mapping):
+        fields = dict(item)
+        unknown = set(fields) - {"config", "output", "exit_code", "context", "state", "workspace"}
+        if "config" not in fields or unknown:
+            raise TypeError(f"an evaluate item needs `config` and takes evaluate()'s arguments; got {sorted(fields)}")
+        return evaluate_request(
+            evaluator_config(fields["config"]),
+            fields.get("output", ""),
+            exit_code=fields.get("exit_code", 0),
+            context=fields.get("context"),
+            state=fields.get("state", b""),
+            workspace=fields.get("workspace", ""),
+        )
+    raise TypeError(f"a batch item must be a mapping or an EvaluateRequest, not {type(item).__name__}")
+
+
+def chunks(items: Iterable[_Item], size: int) -> Iterator[list[_Item]]:
+    """Consecutive lists of at most `size` items, read lazily (a million-line file is never held whole)."""
+    if size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {size}")
+    iterator = iter(items)
+    while chunk := list(itertools.islice(iterator, size)):
+        yield chunk
+
+
+def batch_deadline(client_config: ClientConfig, timeout: float | None, count: int, *, judged: bool = False) -> float:
+    """A batch's deadline: `timeout` when given, else the per-call default scaled by the batch's size (a batch of
+    100 answers takes longer than one), capped at the judge deadline."""
+    if timeout is not None:
+        return deadline(client_config, timeout)
+    single = client_config.judge_timeout_seconds if judged else client_config.timeout_seconds
+    return min(max(single, single * count / 10), max(single, client_config.judge_timeout_seconds))
 
 
 def deadline(client_config: ClientConfig, timeout: float | None, *, judged: bool = False) -> float:

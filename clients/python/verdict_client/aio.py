@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from types import TracebackType
 from typing import Any
 
@@ -10,11 +10,17 @@ import grpc
 import grpc.aio
 
 from verdict_client import _calls
-from verdict_client._calls import EvaluatorConfigLike, Metadata
+from verdict_client._calls import EvaluateItem, EvaluatorConfigLike, Metadata, VerifyItem
 from verdict_client._proto.verdict.v1 import verdict_pb2, verdict_pb2_grpc
 from verdict_client.config import ClientConfig
 from verdict_client.errors import VerdictRpcError
-from verdict_client.results import Evaluation, EvaluatorCatalogue, Verification
+from verdict_client.results import (
+    Evaluation,
+    EvaluatorCatalogue,
+    Verification,
+    evaluation_results,
+    verification_results,
+)
 
 __all__ = ["AsyncVerdictClient"]
 
@@ -101,6 +107,57 @@ class AsyncVerdictClient:
         request = verdict_pb2.ListEvaluatorsRequest()
         seconds = _calls.deadline(self.config, timeout)
         return EvaluatorCatalogue.from_proto(await self._call(self._stub.ListEvaluators, request, seconds, metadata))
+
+    async def batch_verify_responses(
+        self,
+        items: Iterable[VerifyItem],
+        *,
+        timeout: float | None = None,  # noqa: ASYNC109 - the gRPC deadline, as in the sync client
+        metadata: Metadata | None = None,
+    ) -> list[Verification | VerdictRpcError]:
+        """Verify many completions in one call (BatchVerifyResponses); see `VerdictClient.batch_verify_responses`."""
+        request = verdict_pb2.BatchVerifyResponsesRequest(items=[_calls.verify_item(item) for item in items])
+        seconds = _calls.batch_deadline(self.config, timeout, len(request.items))
+        return verification_results(await self._call(self._stub.BatchVerifyResponses, request, seconds, metadata))
+
+    async def batch_evaluate(
+        self,
+        items: Iterable[EvaluateItem],
+        *,
+        timeout: float | None = None,  # noqa: ASYNC109 - the gRPC deadline, as in the sync client
+        metadata: Metadata | None = None,
+    ) -> list[Evaluation | VerdictRpcError]:
+        """Run many evaluations in one call (BatchEvaluate); see `VerdictClient.batch_evaluate`."""
+        request = verdict_pb2.BatchEvaluateRequest(items=[_calls.evaluate_item(item) for item in items])
+        judged = any(_calls.uses_judge(item.config) for item in request.items)
+        seconds = _calls.batch_deadline(self.config, timeout, len(request.items), judged=judged)
+        return evaluation_results(await self._call(self._stub.BatchEvaluate, request, seconds, metadata))
+
+    async def verify_many(
+        self,
+        items: Iterable[VerifyItem],
+        *,
+        batch_size: int = _calls.DEFAULT_BATCH_SIZE,
+        timeout: float | None = None,  # noqa: ASYNC109 - the gRPC deadline, as in the sync client
+        metadata: Metadata | None = None,
+    ) -> AsyncIterator[Verification | VerdictRpcError]:
+        """Verify any number of completions `batch_size` at a time; yields one result per item, in order."""
+        for chunk in _calls.chunks(items, batch_size):
+            for result in await self.batch_verify_responses(chunk, timeout=timeout, metadata=metadata):
+                yield result
+
+    async def evaluate_many(
+        self,
+        items: Iterable[EvaluateItem],
+        *,
+        batch_size: int = _calls.DEFAULT_BATCH_SIZE,
+        timeout: float | None = None,  # noqa: ASYNC109 - the gRPC deadline, as in the sync client
+        metadata: Metadata | None = None,
+    ) -> AsyncIterator[Evaluation | VerdictRpcError]:
+        """Run any number of evaluations `batch_size` at a time; yields one result per item, in order."""
+        for chunk in _calls.chunks(items, batch_size):
+            for result in await self.batch_evaluate(chunk, timeout=timeout, metadata=metadata):
+                yield result
 
     async def close(self) -> None:
         """Close the channel, unless it was passed in; calls in flight are cancelled."""

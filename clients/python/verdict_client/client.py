@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from types import TracebackType
 from typing import Any
 
 import grpc
 
 from verdict_client import _calls
-from verdict_client._calls import EvaluatorConfigLike, Metadata
+from verdict_client._calls import EvaluateItem, EvaluatorConfigLike, Metadata, VerifyItem
 from verdict_client._proto.verdict.v1 import verdict_pb2, verdict_pb2_grpc
 from verdict_client.config import ClientConfig
 from verdict_client.errors import VerdictRpcError
-from verdict_client.results import Evaluation, EvaluatorCatalogue, Verification
+from verdict_client.results import (
+    Evaluation,
+    EvaluatorCatalogue,
+    Verification,
+    evaluation_results,
+    verification_results,
+)
 
 __all__ = ["VerdictClient"]
 
@@ -101,6 +107,59 @@ class VerdictClient:
         request = verdict_pb2.ListEvaluatorsRequest()
         response = self._call(self._stub.ListEvaluators, request, _calls.deadline(self.config, timeout), metadata)
         return EvaluatorCatalogue.from_proto(response)
+
+    def batch_verify_responses(
+        self,
+        items: Iterable[VerifyItem],
+        *,
+        timeout: float | None = None,
+        metadata: Metadata | None = None,
+    ) -> list[Verification | VerdictRpcError]:
+        """Verify many completions in one call (BatchVerifyResponses). One entry per item, in order: its
+        Verification, or the VerdictRpcError that item failed with (returned, not raised; DEADLINE_EXCEEDED for items
+        the shared deadline left unfinished). Raises VerdictRpcError only when the whole call fails (a batch over
+        the server's limits, an overloaded server). The default deadline grows with the batch's size."""
+        request = verdict_pb2.BatchVerifyResponsesRequest(items=[_calls.verify_item(item) for item in items])
+        seconds = _calls.batch_deadline(self.config, timeout, len(request.items))
+        return verification_results(self._call(self._stub.BatchVerifyResponses, request, seconds, metadata))
+
+    def batch_evaluate(
+        self,
+        items: Iterable[EvaluateItem],
+        *,
+        timeout: float | None = None,
+        metadata: Metadata | None = None,
+    ) -> list[Evaluation | VerdictRpcError]:
+        """Run many evaluations in one call (BatchEvaluate); results as in `batch_verify_responses`."""
+        request = verdict_pb2.BatchEvaluateRequest(items=[_calls.evaluate_item(item) for item in items])
+        judged = any(_calls.uses_judge(item.config) for item in request.items)
+        seconds = _calls.batch_deadline(self.config, timeout, len(request.items), judged=judged)
+        return evaluation_results(self._call(self._stub.BatchEvaluate, request, seconds, metadata))
+
+    def verify_many(
+        self,
+        items: Iterable[VerifyItem],
+        *,
+        batch_size: int = _calls.DEFAULT_BATCH_SIZE,
+        timeout: float | None = None,
+        metadata: Metadata | None = None,
+    ) -> Iterator[Verification | VerdictRpcError]:
+        """Verify any number of completions, read lazily from `items` and sent `batch_size` at a time; yields one
+        result per item, in order (as `batch_verify_responses` does). `timeout` applies to each batch call."""
+        for chunk in _calls.chunks(items, batch_size):
+            yield from self.batch_verify_responses(chunk, timeout=timeout, metadata=metadata)
+
+    def evaluate_many(
+        self,
+        items: Iterable[EvaluateItem],
+        *,
+        batch_size: int = _calls.DEFAULT_BATCH_SIZE,
+        timeout: float | None = None,
+        metadata: Metadata | None = None,
+    ) -> Iterator[Evaluation | VerdictRpcError]:
+        """Run any number of evaluations `batch_size` at a time; yields one result per item, in order."""
+        for chunk in _calls.chunks(items, batch_size):
+            yield from self.batch_evaluate(chunk, timeout=timeout, metadata=metadata)
 
     def close(self) -> None:
         """Close the channel, unless it was passed in."""

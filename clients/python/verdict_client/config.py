@@ -23,7 +23,7 @@ _MIB = 1024 * 1024
 class RetryPolicy:
     """Transparent retries of calls that failed with UNAVAILABLE, done by gRPC itself from the service config.
 
-    All three RPCs are idempotent for the server (stateless; the stall state travels with the request), so a retry
+    Every RPC is idempotent for the server (stateless; the stall state travels with the request), so a retry
     returns the same answer. Two costs remain and are the caller's call (docs/clients.md): a retried Evaluate of a
     judge-backed type (llm_structured, comparator, contract) may pay for a second judge call when the first one ran
     on a replica that then went away, and a comparator with `auto_promote` may already have promoted its output on

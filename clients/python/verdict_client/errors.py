@@ -74,12 +74,32 @@ class VerdictRpcError(Exception):
             f"metadata={dict(self.metadata)!r}, field_violations={list(self.field_violations)!r})"
         )
 
+    @property
+    def retry_after(self) -> float | None:
+        """Seconds the server asked the caller to wait before retrying (its `google.rpc.RetryInfo`), or None. Sent
+        with RESOURCE_EXHAUSTED when the server sheds load: the server is busy, the request itself was fine."""
+        for detail in self.status.details if self.status is not None else ():
+            if detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
+                info = error_details_pb2.RetryInfo()
+                detail.Unpack(info)
+                return float(info.retry_delay.ToNanoseconds()) / 1e9
+        return None
+
+    @classmethod
+    def from_status(cls, status: status_pb2.Status) -> VerdictRpcError:
+        """The error of one failed batch item, from the `google.rpc.Status` the batch result carries."""
+        code = next((c for c in grpc.StatusCode if c.value[0] == status.code), grpc.StatusCode.UNKNOWN)
+        return cls._decoded(code, status.message, status)
+
     @classmethod
     def from_rpc_error(cls, error: grpc.RpcError) -> VerdictRpcError:
         """Decode a failed call (sync `grpc.RpcError` or `grpc.aio.AioRpcError`) into one VerdictRpcError."""
         code: grpc.StatusCode = error.code()
         message: str = error.details() or ""
-        status = _rich_status(error)
+        return cls._decoded(code, message, _rich_status(error))
+
+    @classmethod
+    def _decoded(cls, code: grpc.StatusCode, message: str, status: Any) -> VerdictRpcError:
         reason = domain = ""
         metadata: dict[str, str] = {}
         violations: list[FieldViolation] = []

@@ -13,6 +13,7 @@ from typing import Any
 from google.protobuf import json_format
 
 from verdict_client._proto.verdict.v1 import verdict_pb2
+from verdict_client.errors import VerdictRpcError
 
 __all__ = ["BlockCheck", "Evaluation", "EvaluatorCatalogue", "SecondOpinion", "Verification", "VerifyVerdict"]
 
@@ -155,3 +156,24 @@ class EvaluatorCatalogue:
         """The description of one language by name or alias, or None when VerifyResponse does not know it."""
         word = name.strip().lower()
         return next((entry for entry in self.languages if word == entry.name or word in entry.aliases), None)
+
+
+def verification_results(response: verdict_pb2.BatchVerifyResponsesResponse) -> list[Verification | VerdictRpcError]:
+    """One entry per batch item, in order: its Verification, or the VerdictRpcError it failed with (returned, not
+    raised, so one bad item does not hide the others' answers)."""
+    return [
+        Verification.from_proto(result.response)
+        if result.WhichOneof("outcome") == "response"
+        else VerdictRpcError.from_status(result.error)
+        for result in response.results
+    ]
+
+
+def evaluation_results(response: verdict_pb2.BatchEvaluateResponse) -> list[Evaluation | VerdictRpcError]:
+    """One entry per batch item, in order: its Evaluation, or the VerdictRpcError it failed with."""
+    return [
+        Evaluation.from_proto(result.response)
+        if result.WhichOneof("outcome") == "response"
+        else VerdictRpcError.from_status(result.error)
+        for result in response.results
+    ]

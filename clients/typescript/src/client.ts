@@ -5,6 +5,8 @@ import * as grpc from "@grpc/grpc-js";
 import { channelCredentials, channelOptions, type ClientOptions, DEFAULTS } from "./config";
 import { contract } from "./contract";
 import { VerdictRpcError } from "./errors";
+import type { BatchEvaluateResponse__Output } from "./generated/verdict/v1/BatchEvaluateResponse";
+import type { BatchVerifyResponsesResponse__Output } from "./generated/verdict/v1/BatchVerifyResponsesResponse";
 import type { EvaluateRequest } from "./generated/verdict/v1/EvaluateRequest";
 import type { EvaluateResponse__Output } from "./generated/verdict/v1/EvaluateResponse";
 import type { EvaluatorConfig } from "./generated/verdict/v1/EvaluatorConfig";
@@ -58,6 +60,13 @@ export interface Evaluation {
 }
 
 export type VerifyInput = VerifyResponseRequest & { text: string };
+
+/**
+ * One entry of a batch answer: the item's result, or the VerdictRpcError that item failed with (returned, not
+ * thrown, so one bad item does not hide the others' answers; DEADLINE_EXCEEDED for items the batch's shared
+ * deadline left unfinished).
+ */
+export type BatchResult<T> = T | VerdictRpcError;
 
 /**
  * A structural verdict, spelled as everywhere people read it (CLI, docs, the Python client): the wire enum
@@ -150,22 +159,51 @@ export class VerdictClient {
 
   /** Run one evaluator over one loop step's output (Evaluate). */
   async evaluate(input: EvaluateInput, options: CallOptions = {}): Promise<Evaluation> {
-    const config = evaluatorConfig(input.config);
-    const request: EvaluateRequest = {
-      config,
-      output: input.output ?? "",
-      exitCode: input.exitCode ?? 0,
-      state: input.state === undefined ? Buffer.alloc(0) : Buffer.from(input.state),
-      workspace: input.workspace ?? "",
-    };
-    if (input.context !== undefined) request.context = toStruct(input.context);
+    const request = evaluateRequest(input);
     const raw = await this.unary<EvaluateRequest, EvaluateResponse__Output>(
       (req, meta, opts, done) => this.stub.evaluate(req, meta, opts, done),
       request,
       options,
-      usesJudge(config),
+      usesJudge(request.config ?? {}),
     );
-    return { verdict: raw.verdict, details: fromStruct(raw.details), state: raw.state, raw };
+    return evaluation(raw);
+  }
+
+  /**
+   * Verify many completions in one call (BatchVerifyResponses): one entry per item, in order. Throws only when the
+   * whole call fails (a batch over the server's max_batch_items / max_batch_bytes, an overloaded server). The
+   * default deadline grows with the batch (the per-call default × items / 10, at most the judge deadline).
+   */
+  async batchVerifyResponses(items: VerifyInput[], options: CallOptions = {}): Promise<BatchResult<Verification>[]> {
+    const raw = await this.unary<{ items: VerifyInput[] }, BatchVerifyResponsesResponse__Output>(
+      (req, meta, opts, done) => this.stub.batchVerifyResponses(req, meta, opts, done),
+      { items },
+      { ...options, timeoutMs: options.timeoutMs ?? this.batchTimeoutMs(items.length, false) },
+      false,
+    );
+    return raw.results.map((result) =>
+      result.response ? verificationFrom(result.response) : VerdictRpcError.fromStatus(result.error ?? { code: grpc.status.UNKNOWN }),
+    );
+  }
+
+  /** Run many evaluations in one call (BatchEvaluate); results as in `batchVerifyResponses`. */
+  async batchEvaluate(items: EvaluateInput[], options: CallOptions = {}): Promise<BatchResult<Evaluation>[]> {
+    const requests = items.map(evaluateRequest);
+    const judged = requests.some((request) => usesJudge(request.config ?? {}));
+    const raw = await this.unary<{ items: EvaluateRequest[] }, BatchEvaluateResponse__Output>(
+      (req, meta, opts, done) => this.stub.batchEvaluate(req, meta, opts, done),
+      { items: requests },
+      { ...options, timeoutMs: options.timeoutMs ?? this.batchTimeoutMs(items.length, judged) },
+      judged,
+    );
+    return raw.results.map((result) =>
+      result.response ? evaluation(result.response) : VerdictRpcError.fromStatus(result.error ?? { code: grpc.status.UNKNOWN }),
+    );
+  }
+
+  private batchTimeoutMs(count: number, judged: boolean): number {
+    const single = judged ? this.judgeTimeoutMs : this.timeoutMs;
+    return Math.min(Math.max(single, (single * count) / 10), Math.max(single, this.judgeTimeoutMs));
   }
 
   /** The server's evaluator catalogue (ListEvaluators), sorted by type. */
@@ -207,6 +245,22 @@ export class VerdictClient {
       else options.signal?.addEventListener("abort", cancel, { once: true });
     });
   }
+}
+
+function evaluateRequest(input: EvaluateInput): EvaluateRequest {
+  const request: EvaluateRequest = {
+    config: evaluatorConfig(input.config),
+    output: input.output ?? "",
+    exitCode: input.exitCode ?? 0,
+    state: input.state === undefined ? Buffer.alloc(0) : Buffer.from(input.state),
+    workspace: input.workspace ?? "",
+  };
+  if (input.context !== undefined) request.context = toStruct(input.context);
+  return request;
+}
+
+function evaluation(raw: EvaluateResponse__Output): Evaluation {
+  return { verdict: raw.verdict, details: fromStruct(raw.details), state: raw.state, raw };
 }
 
 export function evaluatorConfig(config: EvaluatorConfigLike): EvaluatorConfig {

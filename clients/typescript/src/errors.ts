@@ -7,7 +7,7 @@
 import * as grpc from "@grpc/grpc-js";
 import * as protobuf from "protobufjs";
 
-/** The three google.rpc messages needed, declared inline instead of shipping googleapis protos. */
+/** The google.rpc messages needed (Status, ErrorInfo, BadRequest, RetryInfo with a Duration declared beside it), declared inline instead of shipping googleapis protos. */
 const rpcTypes = protobuf.Root.fromJSON({
   nested: {
     google: {
@@ -33,6 +33,8 @@ const rpcTypes = protobuf.Root.fromJSON({
                 MetadataEntry: { fields: { key: { type: "string", id: 1 }, value: { type: "string", id: 2 } } },
               },
             },
+            RetryInfo: { fields: { retryDelay: { type: "Duration", id: 1 } } },
+            Duration: { fields: { seconds: { type: "int64", id: 1 }, nanos: { type: "int32", id: 2 } } },
             BadRequest: {
               fields: { fieldViolations: { rule: "repeated", type: "FieldViolation", id: 1 } },
               nested: {
@@ -48,6 +50,8 @@ const rpcTypes = protobuf.Root.fromJSON({
 const StatusType = rpcTypes.lookupType("google.rpc.Status");
 const ErrorInfoType = rpcTypes.lookupType("google.rpc.ErrorInfo");
 const BadRequestType = rpcTypes.lookupType("google.rpc.BadRequest");
+const RetryInfoType = rpcTypes.lookupType("google.rpc.RetryInfo");
+const RETRY_INFO_URL = "type.googleapis.com/google.rpc.RetryInfo";
 const ERROR_INFO_URL = "type.googleapis.com/google.rpc.ErrorInfo";
 const BAD_REQUEST_URL = "type.googleapis.com/google.rpc.BadRequest";
 const DETAILS_TRAILER = "grpc-status-details-bin";
@@ -79,6 +83,11 @@ export class VerdictRpcError extends Error {
   readonly fieldViolations: readonly FieldViolation[];
   /** The call's trailing metadata, as received. */
   readonly trailers: grpc.Metadata | undefined;
+  /**
+   * RetryInfo.retry_delay in milliseconds: how long the server asked the caller to wait before retrying. Sent with
+   * RESOURCE_EXHAUSTED when the server sheds load (busy, not a bad request); undefined otherwise.
+   */
+  readonly retryAfterMs: number | undefined;
 
   constructor(
     code: grpc.status,
@@ -89,6 +98,7 @@ export class VerdictRpcError extends Error {
       metadata?: Record<string, string>;
       fieldViolations?: FieldViolation[];
       trailers?: grpc.Metadata;
+      retryAfterMs?: number;
       cause?: unknown;
     } = {},
   ) {
@@ -102,6 +112,7 @@ export class VerdictRpcError extends Error {
     this.metadata = Object.freeze({ ...details.metadata });
     this.fieldViolations = Object.freeze([...(details.fieldViolations ?? [])]);
     this.trailers = details.trailers;
+    this.retryAfterMs = details.retryAfterMs;
   }
 
   /** The first violated field's path, if the server named one. */
@@ -111,36 +122,62 @@ export class VerdictRpcError extends Error {
 
   /** Decode a grpc-js ServiceError (its trailers carry the rich status). */
   static fromServiceError(error: grpc.ServiceError): VerdictRpcError {
+    const raw = error.metadata?.get(DETAILS_TRAILER)[0];
+    const status: DecodedStatus =
+      raw === undefined
+        ? { code: error.code, message: error.details ?? "", details: [] }
+        : (StatusType.toObject(StatusType.decode(toBytes(raw)), { defaults: true }) as DecodedStatus);
+    return VerdictRpcError.decode(error.code, error.details ?? "", status.details, error.metadata, error);
+  }
+
+  /**
+   * The error of one failed batch item, from the google.rpc.Status its result carries (as proto-loader decodes it:
+   * an Any keeps its wire name `type_url`).
+   */
+  static fromStatus(status: {
+    code?: number;
+    message?: string;
+    details?: { type_url?: string; typeUrl?: string; value?: Uint8Array }[];
+  }): VerdictRpcError {
+    const details = (status.details ?? []).map((detail) => ({
+      typeUrl: detail.type_url ?? detail.typeUrl ?? "",
+      value: detail.value ?? new Uint8Array(),
+    }));
+    return VerdictRpcError.decode(status.code ?? grpc.status.UNKNOWN, status.message ?? "", details);
+  }
+
+  private static decode(
+    code: grpc.status,
+    message: string,
+    details: DecodedStatus["details"],
+    trailers?: grpc.Metadata,
+    cause?: unknown,
+  ): VerdictRpcError {
     let reason = "";
     let domain = "";
     let metadata: Record<string, string> = {};
+    let retryAfterMs: number | undefined;
     const fieldViolations: FieldViolation[] = [];
-    const raw = error.metadata?.get(DETAILS_TRAILER)[0];
-    if (raw !== undefined) {
-      const status = StatusType.toObject(StatusType.decode(toBytes(raw)), { defaults: true }) as DecodedStatus;
-      for (const detail of status.details) {
-        if (detail.typeUrl === ERROR_INFO_URL && !reason) {
-          const info = ErrorInfoType.toObject(ErrorInfoType.decode(detail.value), { defaults: true }) as {
-            reason: string;
-            domain: string;
-            metadata: { key: string; value: string }[];
-          };
-          ({ reason, domain } = info);
-          metadata = Object.fromEntries(info.metadata.map((entry) => [entry.key, entry.value]));
-        } else if (detail.typeUrl === BAD_REQUEST_URL) {
-          const bad = BadRequestType.toObject(BadRequestType.decode(detail.value), { defaults: true });
-          fieldViolations.push(...(bad.fieldViolations as FieldViolation[]));
-        }
+    for (const detail of details) {
+      if (detail.typeUrl === ERROR_INFO_URL && !reason) {
+        const info = ErrorInfoType.toObject(ErrorInfoType.decode(detail.value), { defaults: true }) as {
+          reason: string;
+          domain: string;
+          metadata: { key: string; value: string }[];
+        };
+        ({ reason, domain } = info);
+        metadata = Object.fromEntries(info.metadata.map((entry) => [entry.key, entry.value]));
+      } else if (detail.typeUrl === BAD_REQUEST_URL) {
+        const bad = BadRequestType.toObject(BadRequestType.decode(detail.value), { defaults: true });
+        fieldViolations.push(...(bad.fieldViolations as FieldViolation[]));
+      } else if (detail.typeUrl === RETRY_INFO_URL) {
+        const retry = RetryInfoType.toObject(RetryInfoType.decode(detail.value), { defaults: true, longs: Number }) as {
+          retryDelay?: { seconds: number; nanos: number };
+        };
+        retryAfterMs = (retry.retryDelay?.seconds ?? 0) * 1000 + (retry.retryDelay?.nanos ?? 0) / 1e6;
       }
     }
-    return new VerdictRpcError(error.code, error.details ?? "", {
-      reason,
-      domain,
-      metadata,
-      fieldViolations,
-      trailers: error.metadata,
-      cause: error,
-    });
+    return new VerdictRpcError(code, message, { reason, domain, metadata, fieldViolations, trailers, retryAfterMs, cause });
   }
 }
 

@@ -8,6 +8,7 @@
  * ```
  */
 export {
+  type BatchResult,
   type BlockCheck,
   type CallOptions,
   type EvaluateBlock,

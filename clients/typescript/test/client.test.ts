@@ -84,6 +84,34 @@ describe("VerdictClient against a real server", () => {
     assert.match(failure.message, /^INVALID_ARGUMENT \[INVALID_EVALUATOR_CONFIG\]: /);
   });
 
+  it("verifies a batch: one result per item, in order", async () => {
+    const results = await client.batchVerifyResponses([
+      { text: "```python\nx = 1\n```\n", finishReason: "stop" },
+      { text: "The answer is", finishReason: "length" },
+      { text: "```json\n{\"a\": }\n```\n", finishReason: "stop" },
+    ]);
+    assert.deepEqual(
+      results.map((result) => (result instanceof VerdictRpcError ? result.codeName : result.verdict)),
+      ["ok", "truncated", "malformed"],
+    );
+  });
+
+  it("evaluates a batch and returns a failed item as its VerdictRpcError", async () => {
+    const results = await client.batchEvaluate([
+      { config: { exitCode: {} }, exitCode: 1 },
+      { config: { type: "output_numeric", operator: "about", target: 1 }, output: "1" },
+      { config: { type: "output_numeric", operator: "ge", target: 3 }, output: "5" },
+    ]);
+    assert.equal(results.length, 3);
+    const [first, failed, third] = results;
+    assert.ok(!(first instanceof VerdictRpcError) && first?.verdict === "no");
+    assert.ok(failed instanceof VerdictRpcError);
+    assert.equal(failed.codeName, "INVALID_ARGUMENT");
+    assert.equal(failed.reason, "INVALID_EVALUATOR_CONFIG");
+    assert.ok(failed.field?.includes("operator"), `field ${failed.field}`);
+    assert.ok(!(third instanceof VerdictRpcError) && third?.details.value === 5);
+  });
+
   it("cancels a call through an AbortSignal", async () => {
     const controller = new AbortController();
     controller.abort();

@@ -18,7 +18,15 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["MAX_DETAIL_DEPTH", "NON_FINITE_NAMES", "WHOLE_NUMBER_LIMIT", "jsonable", "non_finite_name", "whole_numbers"]
+__all__ = [
+    "MAX_DETAIL_DEPTH",
+    "NON_FINITE_NAMES",
+    "WHOLE_NUMBER_LIMIT",
+    "WholeNumbers",
+    "jsonable",
+    "non_finite_name",
+    "whole_numbers",
+]
 
 WHOLE_NUMBER_LIMIT = 2**63
 """Integral doubles strictly inside ±2^63 (an int64, the widest integer a client's typed field can hold) become ints."""
@@ -30,12 +38,20 @@ MAX_DETAIL_DEPTH = 16
 nested past 100 levels, and each level of a Struct costs about three (a JSON object nested 33 deep is undecodable)."""
 
 
+class WholeNumbers(dict[str, Any]):
+    """A mapping `whole_numbers` built: walking it again finds nothing to change, so it is returned as is. The rpc
+    layer normalises a request's context once (off the event loop for a big one), and the dispatcher's second pass
+    over a 180k-key context would otherwise cost the loop another 50 ms."""
+
+
 def whole_numbers(value: Any) -> Any:
     """`value` with every integral finite float inside ±WHOLE_NUMBER_LIMIT, at any depth, turned into an int."""
     if isinstance(value, float) and math.isfinite(value) and value.is_integer() and abs(value) < WHOLE_NUMBER_LIMIT:
         return int(value)
+    if isinstance(value, WholeNumbers):
+        return value
     if isinstance(value, Mapping):
-        return {key: whole_numbers(item) for key, item in value.items()}
+        return WholeNumbers({key: whole_numbers(item) for key, item in value.items()})
     if isinstance(value, list | tuple):
         return [whole_numbers(item) for item in value]
     return value

@@ -15,6 +15,7 @@ from google.protobuf import message as _message
 from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.rpc import status_pb2 as _status_pb2
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -1193,3 +1194,167 @@ class EvaluatorField(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___EvaluatorField: _TypeAlias = EvaluatorField  # noqa: Y015
+
+@_typing.final
+class BatchVerifyResponsesRequest(_message.Message):
+    """BatchVerifyResponsesRequest carries many completions to verify independently."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ITEMS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def items(self) -> _containers.RepeatedCompositeFieldContainer[Global___VerifyResponseRequest]:
+        """The completions, each exactly what a VerifyResponse call would send. At most the server's max_batch_items."""
+
+    def __init__(
+        self,
+        *,
+        items: _abc.Iterable[Global___VerifyResponseRequest] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["items", b"items"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BatchVerifyResponsesRequest: _TypeAlias = BatchVerifyResponsesRequest  # noqa: Y015
+
+@_typing.final
+class BatchVerifyResponsesResponse(_message.Message):
+    """BatchVerifyResponsesResponse holds one result per request item, in the same order."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RESULTS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def results(self) -> _containers.RepeatedCompositeFieldContainer[Global___VerifyResponseResult]:
+        """results[i] answers items[i]."""
+
+    def __init__(
+        self,
+        *,
+        results: _abc.Iterable[Global___VerifyResponseResult] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["results", b"results"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BatchVerifyResponsesResponse: _TypeAlias = BatchVerifyResponsesResponse  # noqa: Y015
+
+@_typing.final
+class VerifyResponseResult(_message.Message):
+    """VerifyResponseResult is the outcome of one item of a batch: its verdict, or its own error."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RESPONSE_FIELD_NUMBER: _builtins.int
+    ERROR_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def response(self) -> Global___VerifyResponseResponse:
+        """The verdict, as VerifyResponse would have returned it."""
+
+    @_builtins.property
+    def error(self) -> _status_pb2.Status:
+        """The status VerifyResponse would have failed with (code, message, ErrorInfo and BadRequest details), or
+        DEADLINE_EXCEEDED for an item the batch's deadline left unfinished.
+        """
+
+    def __init__(
+        self,
+        *,
+        response: Global___VerifyResponseResponse | None = ...,
+        error: _status_pb2.Status | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "outcome", b"outcome", "response", b"response"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "outcome", b"outcome", "response", b"response"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_outcome: _TypeAlias = _typing.Literal["response", "error"]  # noqa: Y015
+    _WhichOneofArgType_outcome: _TypeAlias = _typing.Literal["outcome", b"outcome"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_outcome) -> _WhichOneofReturnType_outcome | None: ...
+
+Global___VerifyResponseResult: _TypeAlias = VerifyResponseResult  # noqa: Y015
+
+@_typing.final
+class BatchEvaluateRequest(_message.Message):
+    """BatchEvaluateRequest carries many evaluations to run independently."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ITEMS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def items(self) -> _containers.RepeatedCompositeFieldContainer[Global___EvaluateRequest]:
+        """The evaluations, each exactly what an Evaluate call would send. At most the server's max_batch_items."""
+
+    def __init__(
+        self,
+        *,
+        items: _abc.Iterable[Global___EvaluateRequest] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["items", b"items"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BatchEvaluateRequest: _TypeAlias = BatchEvaluateRequest  # noqa: Y015
+
+@_typing.final
+class BatchEvaluateResponse(_message.Message):
+    """BatchEvaluateResponse holds one result per request item, in the same order."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RESULTS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def results(self) -> _containers.RepeatedCompositeFieldContainer[Global___EvaluateResult]:
+        """results[i] answers items[i]."""
+
+    def __init__(
+        self,
+        *,
+        results: _abc.Iterable[Global___EvaluateResult] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["results", b"results"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BatchEvaluateResponse: _TypeAlias = BatchEvaluateResponse  # noqa: Y015
+
+@_typing.final
+class EvaluateResult(_message.Message):
+    """EvaluateResult is the outcome of one item of a batch: its verdict, or its own error."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RESPONSE_FIELD_NUMBER: _builtins.int
+    ERROR_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def response(self) -> Global___EvaluateResponse:
+        """The routing verdict, as Evaluate would have returned it."""
+
+    @_builtins.property
+    def error(self) -> _status_pb2.Status:
+        """The status Evaluate would have failed with (code, message, ErrorInfo and BadRequest details), or
+        DEADLINE_EXCEEDED for an item the batch's deadline left unfinished.
+        """
+
+    def __init__(
+        self,
+        *,
+        response: Global___EvaluateResponse | None = ...,
+        error: _status_pb2.Status | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "outcome", b"outcome", "response", b"response"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "outcome", b"outcome", "response", b"response"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_outcome: _TypeAlias = _typing.Literal["response", "error"]  # noqa: Y015
+    _WhichOneofArgType_outcome: _TypeAlias = _typing.Literal["outcome", b"outcome"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_outcome) -> _WhichOneofReturnType_outcome | None: ...
+
+Global___EvaluateResult: _TypeAlias = EvaluateResult  # noqa: Y015

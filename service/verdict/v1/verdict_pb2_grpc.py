@@ -51,6 +51,16 @@ class VerdictServiceStub:
                 request_serializer=verdict_dot_v1_dot_verdict__pb2.ListEvaluatorsRequest.SerializeToString,
                 response_deserializer=verdict_dot_v1_dot_verdict__pb2.ListEvaluatorsResponse.FromString,
                 _registered_method=True)
+        self.BatchVerifyResponses = channel.unary_unary(
+                '/verdict.v1.VerdictService/BatchVerifyResponses',
+                request_serializer=verdict_dot_v1_dot_verdict__pb2.BatchVerifyResponsesRequest.SerializeToString,
+                response_deserializer=verdict_dot_v1_dot_verdict__pb2.BatchVerifyResponsesResponse.FromString,
+                _registered_method=True)
+        self.BatchEvaluate = channel.unary_unary(
+                '/verdict.v1.VerdictService/BatchEvaluate',
+                request_serializer=verdict_dot_v1_dot_verdict__pb2.BatchEvaluateRequest.SerializeToString,
+                response_deserializer=verdict_dot_v1_dot_verdict__pb2.BatchEvaluateResponse.FromString,
+                _registered_method=True)
 
 
 class VerdictServiceServicer:
@@ -83,6 +93,25 @@ class VerdictServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def BatchVerifyResponses(self, request, context):
+        """BatchVerifyResponses verifies many completions in one call: one result per item, in the order sent. Items are
+        not atomic: each result is either a response or that item's own error status, so one bad item never fails the
+        rest. The call's deadline is shared by the batch: items not finished when it is about to expire come back as
+        DEADLINE_EXCEEDED, each in its place. Errors for the whole call: INVALID_ARGUMENT when the batch has more items
+        or bytes than the server's max_batch_items / max_batch_bytes; RESOURCE_EXHAUSTED when the server is saturated.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def BatchEvaluate(self, request, context):
+        """BatchEvaluate runs many evaluations in one call, with the same per-item results, limits and shared deadline as
+        BatchVerifyResponses.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_VerdictServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -100,6 +129,16 @@ def add_VerdictServiceServicer_to_server(servicer, server):
                     servicer.ListEvaluators,
                     request_deserializer=verdict_dot_v1_dot_verdict__pb2.ListEvaluatorsRequest.FromString,
                     response_serializer=verdict_dot_v1_dot_verdict__pb2.ListEvaluatorsResponse.SerializeToString,
+            ),
+            'BatchVerifyResponses': grpc.unary_unary_rpc_method_handler(
+                    servicer.BatchVerifyResponses,
+                    request_deserializer=verdict_dot_v1_dot_verdict__pb2.BatchVerifyResponsesRequest.FromString,
+                    response_serializer=verdict_dot_v1_dot_verdict__pb2.BatchVerifyResponsesResponse.SerializeToString,
+            ),
+            'BatchEvaluate': grpc.unary_unary_rpc_method_handler(
+                    servicer.BatchEvaluate,
+                    request_deserializer=verdict_dot_v1_dot_verdict__pb2.BatchEvaluateRequest.FromString,
+                    response_serializer=verdict_dot_v1_dot_verdict__pb2.BatchEvaluateResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -185,6 +224,60 @@ class VerdictService:
             '/verdict.v1.VerdictService/ListEvaluators',
             verdict_dot_v1_dot_verdict__pb2.ListEvaluatorsRequest.SerializeToString,
             verdict_dot_v1_dot_verdict__pb2.ListEvaluatorsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def BatchVerifyResponses(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/verdict.v1.VerdictService/BatchVerifyResponses',
+            verdict_dot_v1_dot_verdict__pb2.BatchVerifyResponsesRequest.SerializeToString,
+            verdict_dot_v1_dot_verdict__pb2.BatchVerifyResponsesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def BatchEvaluate(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/verdict.v1.VerdictService/BatchEvaluate',
+            verdict_dot_v1_dot_verdict__pb2.BatchEvaluateRequest.SerializeToString,
+            verdict_dot_v1_dot_verdict__pb2.BatchEvaluateResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -53,6 +53,17 @@ class VerdictServiceStub:
     """
     ListEvaluators: _grpc.UnaryUnaryMultiCallable[_verdict_pb2.ListEvaluatorsRequest, _verdict_pb2.ListEvaluatorsResponse]
     """ListEvaluators returns the evaluator catalogue: every type, its fields and its possible verdicts."""
+    BatchVerifyResponses: _grpc.UnaryUnaryMultiCallable[_verdict_pb2.BatchVerifyResponsesRequest, _verdict_pb2.BatchVerifyResponsesResponse]
+    """BatchVerifyResponses verifies many completions in one call: one result per item, in the order sent. Items are
+    not atomic: each result is either a response or that item's own error status, so one bad item never fails the
+    rest. The call's deadline is shared by the batch: items not finished when it is about to expire come back as
+    DEADLINE_EXCEEDED, each in its place. Errors for the whole call: INVALID_ARGUMENT when the batch has more items
+    or bytes than the server's max_batch_items / max_batch_bytes; RESOURCE_EXHAUSTED when the server is saturated.
+    """
+    BatchEvaluate: _grpc.UnaryUnaryMultiCallable[_verdict_pb2.BatchEvaluateRequest, _verdict_pb2.BatchEvaluateResponse]
+    """BatchEvaluate runs many evaluations in one call, with the same per-item results, limits and shared deadline as
+    BatchVerifyResponses.
+    """
 
 @_typing.type_check_only
 class VerdictServiceAsyncStub(VerdictServiceStub):
@@ -73,6 +84,17 @@ class VerdictServiceAsyncStub(VerdictServiceStub):
     """
     ListEvaluators: _aio.UnaryUnaryMultiCallable[_verdict_pb2.ListEvaluatorsRequest, _verdict_pb2.ListEvaluatorsResponse]  # type: ignore[assignment]
     """ListEvaluators returns the evaluator catalogue: every type, its fields and its possible verdicts."""
+    BatchVerifyResponses: _aio.UnaryUnaryMultiCallable[_verdict_pb2.BatchVerifyResponsesRequest, _verdict_pb2.BatchVerifyResponsesResponse]  # type: ignore[assignment]
+    """BatchVerifyResponses verifies many completions in one call: one result per item, in the order sent. Items are
+    not atomic: each result is either a response or that item's own error status, so one bad item never fails the
+    rest. The call's deadline is shared by the batch: items not finished when it is about to expire come back as
+    DEADLINE_EXCEEDED, each in its place. Errors for the whole call: INVALID_ARGUMENT when the batch has more items
+    or bytes than the server's max_batch_items / max_batch_bytes; RESOURCE_EXHAUSTED when the server is saturated.
+    """
+    BatchEvaluate: _aio.UnaryUnaryMultiCallable[_verdict_pb2.BatchEvaluateRequest, _verdict_pb2.BatchEvaluateResponse]  # type: ignore[assignment]
+    """BatchEvaluate runs many evaluations in one call, with the same per-item results, limits and shared deadline as
+    BatchVerifyResponses.
+    """
 
 class VerdictServiceServicer(metaclass=_abc_1.ABCMeta):
     """VerdictService is stateless: anything that must survive between calls (stall counters, score history) travels in
@@ -108,5 +130,28 @@ class VerdictServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_verdict_pb2.ListEvaluatorsResponse, _abc.Awaitable[_verdict_pb2.ListEvaluatorsResponse]]:
         """ListEvaluators returns the evaluator catalogue: every type, its fields and its possible verdicts."""
+
+    @_abc_1.abstractmethod
+    def BatchVerifyResponses(
+        self,
+        request: _verdict_pb2.BatchVerifyResponsesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_verdict_pb2.BatchVerifyResponsesResponse, _abc.Awaitable[_verdict_pb2.BatchVerifyResponsesResponse]]:
+        """BatchVerifyResponses verifies many completions in one call: one result per item, in the order sent. Items are
+        not atomic: each result is either a response or that item's own error status, so one bad item never fails the
+        rest. The call's deadline is shared by the batch: items not finished when it is about to expire come back as
+        DEADLINE_EXCEEDED, each in its place. Errors for the whole call: INVALID_ARGUMENT when the batch has more items
+        or bytes than the server's max_batch_items / max_batch_bytes; RESOURCE_EXHAUSTED when the server is saturated.
+        """
+
+    @_abc_1.abstractmethod
+    def BatchEvaluate(
+        self,
+        request: _verdict_pb2.BatchEvaluateRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_verdict_pb2.BatchEvaluateResponse, _abc.Awaitable[_verdict_pb2.BatchEvaluateResponse]]:
+        """BatchEvaluate runs many evaluations in one call, with the same per-item results, limits and shared deadline as
+        BatchVerifyResponses.
+        """
 
 def add_VerdictServiceServicer_to_server(servicer: VerdictServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

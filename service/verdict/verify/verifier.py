@@ -4,6 +4,11 @@ Where a block is parsed, and why:
 - Every in-process language (`Runs.IN_PROCESS` in its record: Python, JSON, YAML, TOML, XML, the tree-sitter
   languages) up to `inline_parse_bytes` parses on the event loop: microseconds, no hand-off cost. The loop
   yields between blocks, so one response's many small blocks cannot hold it for long.
+  One call may parse at most `inline_parse_budget_bytes` there in total (one budget for all the items of a batch):
+  past it, its remaining small blocks parse in the parse pool too, so a response of 250 mid-sized blocks cannot hold
+  the loop (and every other call and health check) for seconds. The budget is per call, not per block, because the
+  stall other callers feel is the sum. A thread would not do: the pure-Python YAML parser and the GIL hand-over every
+  5 ms make each of the loop's many GIL acquisitions per call wait, and a health check then took 0.7 s.
 - Larger ones parse in a pebble process pool (`parse_workers` processes, started with `spawn` on first use, so no
   fork of a threaded gRPC server). `ast.parse` holds the GIL for its whole run (a 3 MB block, over a second), as
   tree-sitter's error recovery can on a hostile megabyte, and a client deadline cannot interrupt either; in a worker
@@ -26,7 +31,7 @@ import dataclasses
 import logging
 import multiprocessing
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from pebble import ProcessExpired, ProcessFuture, ProcessPool
 
@@ -42,9 +47,11 @@ from verdict.verify.rules import NO_BLOCKS, PendingCheck, aggregate, envelope_ve
 from verdict.verify.second_opinion import SecondOpinion
 from verdict.verify.shell_syntax import BASH_ARGV, interpret_bash, shell_script
 
-__all__ = ["Verifier"]
+__all__ = ["InlineBudget", "Verifier"]
 
 logger = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
 
 SCAN_INLINE_CHARS = 64 * 1024
 """Texts up to this size are scanned for fences on the event loop (a few milliseconds at worst: 16k fence lines)."""
@@ -54,6 +61,15 @@ SCAN_INLINE_CONTAINER_CHARS = 8 * 1024
 
 BASH_OUTPUT_CAP = 64 * 1024
 """Bytes of bash's stdout and stderr kept; its first error line is all a verdict needs."""
+
+
+class InlineBudget:
+    """Bytes of blocks one call may still parse on the event loop; shared by every item of a batch, because the
+    stall other callers feel is the sum of a call's inline work, and past it the parse pool's processes use the
+    cores the event loop cannot."""
+
+    def __init__(self, left: int) -> None:
+        self.left = left
 
 
 class Verifier:
@@ -67,15 +83,21 @@ class Verifier:
         self._metrics = metrics
         self._second_opinion = second_opinion
         self._pool: ProcessPool | None = None
-        self._parsing: set[ProcessFuture[CodeCheck]] = set()
+        self._parsing: set[ProcessFuture[Any]] = set()
         self._closed = False
 
     async def verify(
-        self, request: VerifyInput, *, deadline: float | None = None, second_opinion: bool = True
+        self,
+        request: VerifyInput,
+        *,
+        deadline: float | None = None,
+        second_opinion: bool = True,
+        inline_budget: InlineBudget | None = None,
     ) -> Verification:
         """The verdict on one completion. Raises Unavailable after `close()`; a failing checker is never an error.
 
         `second_opinion=False` skips the judge even when one is configured: the caller may not spend money on judges.
+        `inline_budget` is shared by every completion of one call (a batch); by default each gets its own.
         """
         if self._closed:
             raise Unavailable("the verifier is closed")
@@ -88,7 +110,8 @@ class Verifier:
                     decided = triage(scan, self._config)
                 else:
                     decided = await asyncio.to_thread(triage, scan, self._config)
-                verification = aggregate(await self._check(decided), scan.total)
+                budget = inline_budget or InlineBudget(self._config.inline_parse_budget_bytes)
+                verification = aggregate(await self._check(decided, budget), scan.total)
             else:
                 verification = NO_BLOCKS
         judge = self._second_opinion if second_opinion else None
@@ -101,6 +124,11 @@ class Verifier:
             label = LANGUAGES.metric_label(check.language)
             self._metrics.block_checks.labels(lang=label, verdict=check.verdict.value).inc()
         return verification
+
+    @property
+    def inline_parse_budget_bytes(self) -> int:
+        """The per-call inline parse budget (`inline_parse_budget_bytes`)."""
+        return self._config.inline_parse_budget_bytes
 
     def close(self) -> None:
         """Stop the parse pool and refuse further calls. Safe to call twice.
@@ -121,7 +149,7 @@ class Verifier:
         """The pure function pool workers run; it must be importable by name in a fresh interpreter."""
         return check_code
 
-    async def _check(self, plan: Sequence[BlockCheck | PendingCheck]) -> list[BlockCheck]:
+    async def _check(self, plan: Sequence[BlockCheck | PendingCheck], budget: InlineBudget) -> list[BlockCheck]:
         shell_slots = self._runner.limit("bash", self._config).per_call()
         pool_slots = self._runner.limit("parse", self._config).per_call()
 
@@ -130,9 +158,10 @@ class Verifier:
             if record.runs is Runs.SUBPROCESS:
                 async with shell_slots:
                     return place(item, await self.SUBPROCESS_CHECKS[record.tool](self, code))
-            if item.size > self._config.inline_parse_bytes:
+            if item.size > self._config.inline_parse_bytes or item.size > budget.left:
                 async with pool_slots:
                     return place(item, await self._check_in_pool(record.name, code))
+            budget.left -= item.size
             await asyncio.sleep(0)
             return place(item, check_code(record.name, code))
 
@@ -203,6 +232,19 @@ class Verifier:
             return CodeCheck(Verdict.UNVERIFIABLE, f"the parse pool failed: {type(error).__name__}: {error}")
         finally:
             self._metrics.parse_pool_tasks.labels(outcome=outcome).inc()
+
+    async def in_pool(self, func: Callable[..., _T], *args: Any) -> _T:
+        """Run a pure, picklable function (importable by name) in the parse pool, out of this process's GIL: for
+        conversions of request parts so big that even a thread would stall the event loop (every GIL hand-over
+        costs the loop up to 5 ms, and it needs many per call). Raises Unavailable after `close()`; the function's
+        own exception, or TimeoutError past `parse_timeout_seconds`, otherwise."""
+        if self._closed:
+            raise Unavailable("the verifier is closed")
+        future = self._running_pool().schedule(func, args=args, timeout=self._config.parse_timeout_seconds)
+        self._parsing.add(future)
+        future.add_done_callback(self._parsing.discard)
+        result: _T = await asyncio.wrap_future(future)
+        return result
 
     def _running_pool(self) -> ProcessPool:
         if self._pool is None:

@@ -1,10 +1,16 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { EnumTypeDefinition, MessageTypeDefinition } from '@grpc/proto-loader';
 
+import type { Any as _google_protobuf_Any, Any__Output as _google_protobuf_Any__Output } from './google/protobuf/Any';
 import type { ListValue as _google_protobuf_ListValue, ListValue__Output as _google_protobuf_ListValue__Output } from './google/protobuf/ListValue';
 import type { Struct as _google_protobuf_Struct, Struct__Output as _google_protobuf_Struct__Output } from './google/protobuf/Struct';
 import type { Value as _google_protobuf_Value, Value__Output as _google_protobuf_Value__Output } from './google/protobuf/Value';
+import type { Status as _google_rpc_Status, Status__Output as _google_rpc_Status__Output } from './google/rpc/Status';
 import type { ActionStallConfig as _verdict_v1_ActionStallConfig, ActionStallConfig__Output as _verdict_v1_ActionStallConfig__Output } from './verdict/v1/ActionStallConfig';
+import type { BatchEvaluateRequest as _verdict_v1_BatchEvaluateRequest, BatchEvaluateRequest__Output as _verdict_v1_BatchEvaluateRequest__Output } from './verdict/v1/BatchEvaluateRequest';
+import type { BatchEvaluateResponse as _verdict_v1_BatchEvaluateResponse, BatchEvaluateResponse__Output as _verdict_v1_BatchEvaluateResponse__Output } from './verdict/v1/BatchEvaluateResponse';
+import type { BatchVerifyResponsesRequest as _verdict_v1_BatchVerifyResponsesRequest, BatchVerifyResponsesRequest__Output as _verdict_v1_BatchVerifyResponsesRequest__Output } from './verdict/v1/BatchVerifyResponsesRequest';
+import type { BatchVerifyResponsesResponse as _verdict_v1_BatchVerifyResponsesResponse, BatchVerifyResponsesResponse__Output as _verdict_v1_BatchVerifyResponsesResponse__Output } from './verdict/v1/BatchVerifyResponsesResponse';
 import type { BlockCheck as _verdict_v1_BlockCheck, BlockCheck__Output as _verdict_v1_BlockCheck__Output } from './verdict/v1/BlockCheck';
 import type { ClassifyConfig as _verdict_v1_ClassifyConfig, ClassifyConfig__Output as _verdict_v1_ClassifyConfig__Output } from './verdict/v1/ClassifyConfig';
 import type { ComparatorConfig as _verdict_v1_ComparatorConfig, ComparatorConfig__Output as _verdict_v1_ComparatorConfig__Output } from './verdict/v1/ComparatorConfig';
@@ -14,6 +20,7 @@ import type { ConvergenceConfig as _verdict_v1_ConvergenceConfig, ConvergenceCon
 import type { DiffStallConfig as _verdict_v1_DiffStallConfig, DiffStallConfig__Output as _verdict_v1_DiffStallConfig__Output } from './verdict/v1/DiffStallConfig';
 import type { EvaluateRequest as _verdict_v1_EvaluateRequest, EvaluateRequest__Output as _verdict_v1_EvaluateRequest__Output } from './verdict/v1/EvaluateRequest';
 import type { EvaluateResponse as _verdict_v1_EvaluateResponse, EvaluateResponse__Output as _verdict_v1_EvaluateResponse__Output } from './verdict/v1/EvaluateResponse';
+import type { EvaluateResult as _verdict_v1_EvaluateResult, EvaluateResult__Output as _verdict_v1_EvaluateResult__Output } from './verdict/v1/EvaluateResult';
 import type { EvaluatorConfig as _verdict_v1_EvaluatorConfig, EvaluatorConfig__Output as _verdict_v1_EvaluatorConfig__Output } from './verdict/v1/EvaluatorConfig';
 import type { EvaluatorField as _verdict_v1_EvaluatorField, EvaluatorField__Output as _verdict_v1_EvaluatorField__Output } from './verdict/v1/EvaluatorField';
 import type { EvaluatorInfo as _verdict_v1_EvaluatorInfo, EvaluatorInfo__Output as _verdict_v1_EvaluatorInfo__Output } from './verdict/v1/EvaluatorInfo';
@@ -33,6 +40,7 @@ import type { VerdictServiceClient as _verdict_v1_VerdictServiceClient, VerdictS
 import type { VerifierLanguage as _verdict_v1_VerifierLanguage, VerifierLanguage__Output as _verdict_v1_VerifierLanguage__Output } from './verdict/v1/VerifierLanguage';
 import type { VerifyResponseRequest as _verdict_v1_VerifyResponseRequest, VerifyResponseRequest__Output as _verdict_v1_VerifyResponseRequest__Output } from './verdict/v1/VerifyResponseRequest';
 import type { VerifyResponseResponse as _verdict_v1_VerifyResponseResponse, VerifyResponseResponse__Output as _verdict_v1_VerifyResponseResponse__Output } from './verdict/v1/VerifyResponseResponse';
+import type { VerifyResponseResult as _verdict_v1_VerifyResponseResult, VerifyResponseResult__Output as _verdict_v1_VerifyResponseResult__Output } from './verdict/v1/VerifyResponseResult';
 
 type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
   new(...args: ConstructorParameters<Constructor>): Subtype;
@@ -41,15 +49,23 @@ type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> 
 export interface ProtoGrpcType {
   google: {
     protobuf: {
+      Any: MessageTypeDefinition<_google_protobuf_Any, _google_protobuf_Any__Output>
       ListValue: MessageTypeDefinition<_google_protobuf_ListValue, _google_protobuf_ListValue__Output>
       NullValue: EnumTypeDefinition
       Struct: MessageTypeDefinition<_google_protobuf_Struct, _google_protobuf_Struct__Output>
       Value: MessageTypeDefinition<_google_protobuf_Value, _google_protobuf_Value__Output>
     }
+    rpc: {
+      Status: MessageTypeDefinition<_google_rpc_Status, _google_rpc_Status__Output>
+    }
   }
   verdict: {
     v1: {
       ActionStallConfig: MessageTypeDefinition<_verdict_v1_ActionStallConfig, _verdict_v1_ActionStallConfig__Output>
+      BatchEvaluateRequest: MessageTypeDefinition<_verdict_v1_BatchEvaluateRequest, _verdict_v1_BatchEvaluateRequest__Output>
+      BatchEvaluateResponse: MessageTypeDefinition<_verdict_v1_BatchEvaluateResponse, _verdict_v1_BatchEvaluateResponse__Output>
+      BatchVerifyResponsesRequest: MessageTypeDefinition<_verdict_v1_BatchVerifyResponsesRequest, _verdict_v1_BatchVerifyResponsesRequest__Output>
+      BatchVerifyResponsesResponse: MessageTypeDefinition<_verdict_v1_BatchVerifyResponsesResponse, _verdict_v1_BatchVerifyResponsesResponse__Output>
       BlockCheck: MessageTypeDefinition<_verdict_v1_BlockCheck, _verdict_v1_BlockCheck__Output>
       ClassifyConfig: MessageTypeDefinition<_verdict_v1_ClassifyConfig, _verdict_v1_ClassifyConfig__Output>
       ComparatorConfig: MessageTypeDefinition<_verdict_v1_ComparatorConfig, _verdict_v1_ComparatorConfig__Output>
@@ -59,6 +75,7 @@ export interface ProtoGrpcType {
       DiffStallConfig: MessageTypeDefinition<_verdict_v1_DiffStallConfig, _verdict_v1_DiffStallConfig__Output>
       EvaluateRequest: MessageTypeDefinition<_verdict_v1_EvaluateRequest, _verdict_v1_EvaluateRequest__Output>
       EvaluateResponse: MessageTypeDefinition<_verdict_v1_EvaluateResponse, _verdict_v1_EvaluateResponse__Output>
+      EvaluateResult: MessageTypeDefinition<_verdict_v1_EvaluateResult, _verdict_v1_EvaluateResult__Output>
       EvaluatorConfig: MessageTypeDefinition<_verdict_v1_EvaluatorConfig, _verdict_v1_EvaluatorConfig__Output>
       EvaluatorField: MessageTypeDefinition<_verdict_v1_EvaluatorField, _verdict_v1_EvaluatorField__Output>
       EvaluatorInfo: MessageTypeDefinition<_verdict_v1_EvaluatorInfo, _verdict_v1_EvaluatorInfo__Output>
@@ -82,6 +99,7 @@ export interface ProtoGrpcType {
       VerifierLanguage: MessageTypeDefinition<_verdict_v1_VerifierLanguage, _verdict_v1_VerifierLanguage__Output>
       VerifyResponseRequest: MessageTypeDefinition<_verdict_v1_VerifyResponseRequest, _verdict_v1_VerifyResponseRequest__Output>
       VerifyResponseResponse: MessageTypeDefinition<_verdict_v1_VerifyResponseResponse, _verdict_v1_VerifyResponseResponse__Output>
+      VerifyResponseResult: MessageTypeDefinition<_verdict_v1_VerifyResponseResult, _verdict_v1_VerifyResponseResult__Output>
       VerifyVerdict: EnumTypeDefinition
     }
   }
