@@ -74,6 +74,9 @@ def start_server_process(*flags: str, env: dict[str, str] | None = None, ready_t
         "127.0.0.1:0",
         "--metrics-address",
         "127.0.0.1:0",
+        # One process unless the test asks for workers (the default follows the machine's cores).
+        "--workers",
+        "1",
         *flags,
     ]
     process = subprocess.Popen(

@@ -24,7 +24,7 @@ from verdict.observe import CallContextFilter
 if TYPE_CHECKING:
     from verdict.server import Components
 
-__all__ = ["main"]
+__all__ = ["configure_logging", "main"]
 
 EXIT_OK, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
 
@@ -171,6 +171,14 @@ def _as_json(response: Any) -> dict[str, Any]:
     )
 
 
+def configure_logging(config: Config) -> None:
+    """Log lines to stderr, each naming the call it belongs to (server, supervisor and workers alike)."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(CallContextFilter())
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s [%(call)s] %(message)s"))
+    logging.basicConfig(level=config.log_level, handlers=[handler])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "serve":
@@ -180,13 +188,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ConfigError as error:
             print(f"verdict: invalid configuration: {error}", file=sys.stderr)
             return EXIT_ERROR
-        handler = logging.StreamHandler(sys.stderr)
-        handler.addFilter(CallContextFilter())
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s [%(call)s] %(message)s"))
-        logging.basicConfig(level=config.log_level, handlers=[handler])
+        configure_logging(config)
         from verdict.server import serve
+        from verdict.workers import resolve_workers, supervise
 
         try:
+            workers = resolve_workers(config)
+            if workers > 1:
+                return asyncio.run(supervise(config, workers))
             return asyncio.run(serve(config))
         except ConfigError as error:  # an address that cannot be bound
             print(f"verdict: cannot serve: {error}", file=sys.stderr)

@@ -96,6 +96,13 @@ class Config:
         minimum=0,
         maximum=_GRPC_INT_MAX,
     )
+    workers: int = _key(
+        0,
+        "Server processes sharing the gRPC port under one supervisor, which serves one /metrics for all of them and "
+        "restarts a worker that dies; 0 means the cores of the container's CPU quota, 1 a single process.",
+        minimum=0,
+        maximum=256,
+    )
     log_level: str = _key("INFO", "Logging level.", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     max_block_bytes: int = _key(
         1024 * 1024,

@@ -136,14 +136,17 @@ class App:
             self._stopped.set()
 
 
-def _server_options(config: Config) -> list[tuple[str, Any]]:
+def _server_options(config: Config, *, reuse_port: bool = False) -> list[tuple[str, Any]]:
+    """Channel arguments of every listener. `reuse_port` lets the workers of `verdict.workers` share one port (the
+    kernel spreads connections over them); a single process keeps it off, so a second server on the same port fails
+    to bind instead of silently taking half the traffic."""
     options: list[tuple[str, Any]] = [
         ("grpc.max_receive_message_length", config.max_message_bytes),
         ("grpc.max_send_message_length", config.max_message_bytes),
         # Clients may ping every 20 s without calls; the gRPC default minimum (5 min) would GOAWAY them.
         ("grpc.keepalive_permit_without_calls", 1),
         ("grpc.http2.min_ping_interval_without_data_ms", 20_000),
-        ("grpc.so_reuseport", 0),
+        ("grpc.so_reuseport", int(reuse_port)),
         # Bounds for hostile or forgetful peers: a connection that never finishes its handshake, or that stays idle,
         # is closed, and one connection cannot open unbounded streams.
         ("grpc.server_handshake_timeout_ms", int(config.handshake_timeout_seconds * 1000)),
@@ -177,6 +180,7 @@ async def build_server(
     *,
     registry: CollectorRegistry | None = None,
     env: Mapping[str, str] | None = None,
+    reuse_port: bool = False,
 ) -> tuple[App, int]:
     """Assemble the server and bind its port; call `await app.start()` to begin serving.
 
@@ -191,7 +195,7 @@ async def build_server(
     )
     server = grpc.aio.server(
         interceptors=[MetricsInterceptor(metrics), access],
-        options=_server_options(config),
+        options=_server_options(config, reuse_port=reuse_port),
         maximum_concurrent_rpcs=config.max_concurrent_rpcs or None,
     )
     credentials = server_credentials(certificates) if certificates is not None else None
@@ -201,7 +205,9 @@ async def build_server(
     health_server: grpc.aio.Server | None = None
     health_port = 0
     if config.health_address:
-        health_server = grpc.aio.server(interceptors=[MetricsInterceptor(metrics)], options=_server_options(config))
+        health_server = grpc.aio.server(
+            interceptors=[MetricsInterceptor(metrics)], options=_server_options(config, reuse_port=reuse_port)
+        )
         health_port = _bind(health_server, "health_address", config.health_address, None)
     components = build_components(config, metrics, env if env is not None else os.environ)
     servicer = VerdictServicer(components.verifier, components.evaluations, max_response_bytes=config.max_message_bytes)
@@ -269,14 +275,16 @@ async def start_metrics_server(app: App, registry: CollectorRegistry) -> Metrics
     return http
 
 
-async def serve(config: Config, *, env: Mapping[str, str] | None = None) -> int:
+async def serve(config: Config, *, env: Mapping[str, str] | None = None, reuse_port: bool = False) -> int:
     """Run until SIGTERM or SIGINT, then drain (a second signal cuts the drain short). Prints one JSON line when
-    ready; returns the exit status. Raises ConfigError naming the key when an address cannot be bound."""
+    ready; returns the exit status. Raises ConfigError naming the key when an address cannot be bound.
+
+    One process, whatever `config.workers` says: `verdict.workers` runs several of these (with `reuse_port`)."""
     import json
 
     prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
     registry = CollectorRegistry()
-    app, port = await build_server(config, registry=registry, env=env)
+    app, port = await build_server(config, registry=registry, env=env, reuse_port=reuse_port)
     try:
         metrics_server = await start_metrics_server(app, registry)
     except BaseException:
