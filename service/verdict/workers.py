@@ -205,7 +205,9 @@ class Supervisor:
             lived = time.monotonic() - slot.started
             slot.failures = 0 if lived >= HEALTHY_AFTER_SECONDS else slot.failures + 1
             delay = min(BACKOFF_MAX_SECONDS, BACKOFF_START_SECONDS * 2 ** max(0, slot.failures - 1))
-            log.error("worker %d (pid %d) exited with status %d; restarting in %.2fs", slot.index, process.pid, code, delay)
+            log.error(
+                "worker %d (pid %d) exited with status %d; restarting in %.2fs", slot.index, process.pid, code, delay
+            )
             await asyncio.sleep(delay)
             if self._stopping:
                 return
@@ -237,7 +239,7 @@ class Supervisor:
         processes = [s.process for s in self._slots if s.process is not None]
         waiting = [asyncio.ensure_future(p.wait()) for p in processes]
         if waiting:
-            _, pending = await asyncio.wait(waiting, timeout=self.config.grace_period_seconds + KILL_MARGIN_SECONDS)
+            await asyncio.wait(waiting, timeout=self.config.grace_period_seconds + KILL_MARGIN_SECONDS)
             for process in processes:
                 if process.returncode is None:
                     log.warning("worker pid %d still running after the grace period; killing it", process.pid)
@@ -269,7 +271,9 @@ class Supervisor:
 
         worker_config = self._worker_config()
         settings = {f.name: getattr(worker_config, f.name) for f in dataclasses.fields(worker_config)}
-        self._config_file.write_text(yaml.safe_dump({k: list(v) if isinstance(v, tuple) else v for k, v in settings.items()}))
+        self._config_file.write_text(
+            yaml.safe_dump({k: list(v) if isinstance(v, tuple) else v for k, v in settings.items()})
+        )
 
         loop = asyncio.get_running_loop()
         stop = asyncio.Event()
@@ -300,9 +304,7 @@ class Supervisor:
                     "event": "serving",
                     "grpc_port": ports[0],
                     "metrics_port": http.port if http else None,
-                    "health_port": int(worker_config.health_address.rpartition(":")[2]) or None
-                    if worker_config.health_address
-                    else None,
+                    "health_port": _port(worker_config.health_address),
                     "tls": self.config.tls,
                     "auth": self.config.auth,
                     "workers": self.workers,
@@ -326,6 +328,10 @@ class Supervisor:
             if http is not None:
                 await http.close()
             shutil.rmtree(self._directory, ignore_errors=True)
+
+
+def _port(address: str) -> int | None:
+    return int(address.rpartition(":")[2]) if address else None
 
 
 async def supervise(config: Config, workers: int, *, env: Mapping[str, str] | None = None) -> int:

@@ -23,7 +23,7 @@ from tests.support import ServerProcess, start_server_process
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
 from verdict.workers import cpu_quota_cores
 
-TINY = verdict_pb2.VerifyResponseRequest(text="Done:\n```json\n{\"x\": 1}\n```\n", finish_reason="stop")
+TINY = verdict_pb2.VerifyResponseRequest(text='Done:\n```json\n{"x": 1}\n```\n', finish_reason="stop")
 
 
 def workers_of(supervisor: int) -> list[int]:
@@ -127,7 +127,8 @@ def test_one_metrics_endpoint_counts_every_call_whichever_worker_served_it(two_w
             if name == "grpc_server_handled_total" and labels["grpc_method"] == "VerifyResponse":
                 handled += value
         per_worker.append(handled)
-    assert len(per_worker) == 2 and all(count > 0 for count in per_worker), per_worker
+    assert len(per_worker) == 2
+    assert all(count > 0 for count in per_worker), per_worker
     assert sum(per_worker) == calls
 
 
