@@ -181,8 +181,12 @@ async def build_server(
     registry: CollectorRegistry | None = None,
     env: Mapping[str, str] | None = None,
     reuse_port: bool = False,
+    handlers: grpc.GenericRpcHandler | None = None,
 ) -> tuple[App, int]:
     """Assemble the server and bind its port; call `await app.start()` to begin serving.
+
+    `handlers` replace VerdictService's own (the benchmark's null echo uses this, so that everything else it measures
+    is this server: options, interceptors, health).
 
     The port is bound first, so an address in use fails fast (ConfigError naming `grpc_address`) before any child
     process or pool exists that would then have to be cleaned up.
@@ -211,7 +215,7 @@ async def build_server(
         health_port = _bind(health_server, "health_address", config.health_address, None)
     components = build_components(config, metrics, env if env is not None else os.environ)
     servicer = VerdictServicer(components.verifier, components.evaluations, max_response_bytes=config.max_message_bytes)
-    server.add_generic_rpc_handlers((method_handlers(servicer),))
+    server.add_generic_rpc_handlers((handlers or method_handlers(servicer),))
     not_serving, serving = health_pb2.HealthCheckResponse.NOT_SERVING, health_pb2.HealthCheckResponse.SERVING
     health = Health({**dict.fromkeys(READINESS_SERVICES, not_serving), LIVENESS_SERVICE: serving})
     health_pb2_grpc.add_HealthServicer_to_server(health, server)
