@@ -65,6 +65,7 @@ class Verifier:
         self._pool: ProcessPool | None = None
         self._parsing: set[ProcessFuture[CodeCheck]] = set()
         self._closed = False
+        self._counters: dict[tuple[str, ...], Any] = {}
 
     async def verify(
         self, request: VerifyInput, *, deadline: float | None = None, second_opinion: bool = True
@@ -87,10 +88,22 @@ class Verifier:
             opinion = await self._ask_second_opinion(judge, request, verification, deadline)
             if opinion is not None:
                 verification = dataclasses.replace(verification, second_opinion=opinion)
-        self._metrics.verifications.labels(verdict=verification.verdict.value).inc()
+        self._count(("verdict", verification.verdict.value))
         for check in verification.checks:
-            self._metrics.block_checks.labels(lang=metric_label(check.language), verdict=check.verdict.value).inc()
+            self._count(("block", metric_label(check.language), check.verdict.value))
         return verification
+
+    def _count(self, key: tuple[str, ...]) -> None:
+        """Increment the verdict or block-check counter child named by `key`, looked up once per label set (a
+        `labels()` lookup costs several times the increment; the label sets are few and bounded)."""
+        child = self._counters.get(key)
+        if child is None:
+            if key[0] == "verdict":
+                child = self._metrics.verifications.labels(verdict=key[1])
+            else:
+                child = self._metrics.block_checks.labels(lang=key[1], verdict=key[2])
+            self._counters[key] = child
+        child.inc()
 
     def close(self) -> None:
         """Stop the parse pool and refuse further calls. Safe to call twice.
@@ -112,6 +125,17 @@ class Verifier:
         return check_code
 
     async def _check(self, plan: Sequence[BlockCheck | PendingCheck]) -> list[BlockCheck]:
+        pending = [item for item in plan if isinstance(item, PendingCheck)]
+        inline = self._config.inline_parse_bytes
+        if all(item.language.checker is not Checker.SHELL and item.size <= inline for item in pending):
+            # Only inline parses (the common small answer): no task, semaphore or gather per call, and the same
+            # yield to the event loop before each block as the general path below.
+            checked = []
+            for item in pending:
+                await asyncio.sleep(0)
+                checked.append(place(item, check_code(item.language.checker, item.block.body)))
+            done = iter(checked)
+            return [item if isinstance(item, BlockCheck) else next(done) for item in plan]
         shell_slots = self._runner.limit("bash", self._config).per_call()
         pool_slots = self._runner.limit("parse", self._config).per_call()
 
@@ -126,7 +150,6 @@ class Verifier:
             await asyncio.sleep(0)
             return place(item, check_code(item.language.checker, code))
 
-        pending = [item for item in plan if isinstance(item, PendingCheck)]
         done = iter(await _all_or_none([check(item) for item in pending]))
         return [item if isinstance(item, BlockCheck) else next(done) for item in plan]
 
