@@ -140,7 +140,7 @@ def evaluators(echo: Server, verdict: Server, workspace: str) -> Iterator[str]:
         result = _load(verdict, [build(workspace)], duration=1.5)
         errors = sum(v for k, v in result.codes.items() if k != "OK")
         note = f" ({errors} errors)" if errors else ""
-        yield f"Evaluate {name:20} / null echo, calls/s = {result.rate / baseline:.2f}{note}"
+        yield f"Evaluate {name:20} / null echo, calls/s = {result.rate / baseline:.3f}{note}"
 
 
 def overload(verdict: Server) -> Iterator[str]:
@@ -159,6 +159,8 @@ def overload(verdict: Server) -> Iterator[str]:
         f"{ratio:.1f} (target <= 3)"
     )
     yield f"  clients saw: {client_codes}"
+    for code, text in sorted(loaded.details.items()):
+        yield f"    {code}: {text!r}"
     yield f"  server counted (grpc_server_handled_total, incl. warm-up): {server_codes}"
     if loaded.rejected_latencies:
         yield f"  rejections answered in p50 {loaded.percentile(0.5, loaded.rejected_latencies) * 1000:.1f} ms"
@@ -179,14 +181,14 @@ def multiprocess() -> Iterator[str]:
 
 
 def memory() -> Iterator[str]:
-    mixed = [TINY, TINY, KB2, TINY, _evaluate("type: exit_code"), TINY, SHELL_HEAVY, KB20, TINY, TINY]
+    exit_code, classify = _evaluate("type: exit_code"), _evaluate("type: classify", output="a\nb")
+    mixed = [*[TINY] * 12, KB2, KB2, exit_code, exit_code, classify, SHELL_HEAVY, KB20]
     server = start_verdict("--workers", "1")
     try:
-        first = 10_000
-        _load(server, mixed, concurrency=8, duration=120.0, warmup=0.0, max_calls=first)
+        first = _load(server, mixed, concurrency=8, duration=60.0, warmup=0.0, max_calls=10_000).calls
         rss_first = _rss_mb(server)
         started = time.perf_counter()
-        more = _load(server, mixed, concurrency=8, duration=150.0, warmup=0.0, max_calls=190_000)
+        more = _load(server, mixed, concurrency=8, duration=120.0, warmup=0.0, max_calls=190_000)
         rss_last = _rss_mb(server)
         done = first + more.calls
     finally:

@@ -48,6 +48,8 @@ class LoadResult:
     """Status code names of every call ended in the measured window, OK included."""
     rejected_latencies: list[float] = field(default_factory=list)
     """Seconds to a RESOURCE_EXHAUSTED or UNAVAILABLE answer (how fast the excess was refused)."""
+    details: dict[str, str] = field(default_factory=dict)
+    """One example of the details text per status code that was not OK (what the client was told)."""
 
     @property
     def rate(self) -> float:
@@ -166,6 +168,8 @@ def run_load(
         result.latencies += part["latencies"]
         result.rejected_latencies += part["rejected"]
         result.codes.update(part["codes"])
+        for code, text in part["details"].items():
+            result.details.setdefault(code, text)
     return result
 
 
@@ -176,6 +180,7 @@ async def _client(spec: dict[str, Any]) -> dict[str, Any]:
     latencies: list[float] = []
     rejected: list[float] = []
     codes: Counter[str] = Counter()
+    details: dict[str, str] = {}
     calls = 0
     async with grpc.aio.insecure_channel(spec["target"], options=options) as channel:
         stubs = {method: channel.unary_unary(f"/{SERVICE}/{method}") for method in {m for m, _ in requests}}
@@ -195,6 +200,7 @@ async def _client(spec: dict[str, Any]) -> dict[str, Any]:
                 await stubs[method](payload, timeout=spec["timeout"])
             except grpc.aio.AioRpcError as error:
                 code = error.code().name
+                details.setdefault(code, (error.details() or "")[:120])
             ended = time.perf_counter()
             if begun >= measured_from and ended <= until:
                 calls += 1
@@ -230,6 +236,7 @@ async def _client(spec: dict[str, Any]) -> dict[str, Any]:
         "latencies": latencies,
         "rejected": rejected,
         "codes": dict(codes),
+        "details": details,
     }
 
 

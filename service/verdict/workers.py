@@ -269,12 +269,6 @@ class Supervisor:
         registry = CollectorRegistry()
         MultiProcessCollector(registry, path=str(self._metrics_dir))  # type: ignore[no-untyped-call]
 
-        worker_config = self._worker_config()
-        settings = {f.name: getattr(worker_config, f.name) for f in dataclasses.fields(worker_config)}
-        self._config_file.write_text(
-            yaml.safe_dump({k: list(v) if isinstance(v, tuple) else v for k, v in settings.items()})
-        )
-
         loop = asyncio.get_running_loop()
         stop = asyncio.Event()
 
@@ -286,6 +280,10 @@ class Supervisor:
             loop.add_signal_handler(signum, on_signal, signum)
         http: MetricsHttpServer | None = None
         try:
+            worker_config = self._worker_config()
+            settings = {f.name: getattr(worker_config, f.name) for f in dataclasses.fields(worker_config)}
+            plain = {k: list(v) if isinstance(v, tuple) else v for k, v in settings.items()}
+            self._config_file.write_text(yaml.safe_dump(plain))
             if self.config.metrics_address:
                 gate = Gate(self.config, [m.name for m in SERVICE_DESCRIPTOR.methods])
                 http = MetricsHttpServer(

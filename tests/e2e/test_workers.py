@@ -19,7 +19,7 @@ import grpc
 import pytest
 
 from tests.judges.conftest import FakeJudges, answer_stdout, processes_with_home_under
-from tests.support import ServerProcess, start_server_process
+from tests.support import ServerProcess, start_server_process, stop_server_process
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
 from verdict.workers import cpu_quota_cores
 
@@ -73,9 +73,7 @@ def two_workers() -> Iterator[ServerProcess]:
         yield server
     finally:
         pids = workers_of(server.process.pid)
-        if server.process.poll() is None:
-            server.process.kill()
-            server.process.wait()
+        stop_server_process(server)  # SIGTERM, so the supervisor removes its directory; SIGKILL if it hangs
         for pid in pids:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
@@ -169,6 +167,7 @@ def test_sigterm_drains_every_worker_with_calls_in_flight(tmp_path: Path) -> Non
     for pid in pids:
         assert not Path(f"/proc/{pid}").exists(), f"worker {pid} outlived its supervisor"
     assert not processes_with_home_under(scratch)
+    assert not list(scratch.glob("verdict-workers-*")), "the supervisor must remove its directory"
 
 
 def test_the_default_follows_the_cpu_quota(tmp_path: Path) -> None:
