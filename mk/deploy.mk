@@ -1,9 +1,10 @@
 # Deployment helpers (docs/deployment.md). The deploy checks run in `make test` through pytest (tests/deploy/), so
-# nothing is added to EXTRA_TESTS here.
+# nothing is added to EXTRA_TESTS here; the image itself is built and run by `make image-test`, which .ci/run runs
+# after `make test` (it needs root and a Docker engine, which the script installs and starts).
 DEPLOY_BUILD := build/deploy
 DEPLOY_OVERLAYS := dev production sidecar
 
-.PHONY: manifests monitoring-rules image
+.PHONY: manifests monitoring-rules image image-test
 
 # Render every overlay to build/deploy/<overlay>.yaml, to read or diff what `kubectl apply -k` would send.
 manifests:
@@ -21,3 +22,8 @@ monitoring-rules: install
 # Needs a Docker engine (none runs in CI). ARGS passes build arguments, e.g. ARGS='--build-arg JUDGE_NPM_PACKAGES=...'.
 image:
 	docker build -f deploy/Dockerfile -t verdict:$$($(PY) -c 'import verdict; print(verdict.__version__)') $(ARGS) .
+
+# Build deploy/Dockerfile with a real Docker engine from a base image assembled from Debian packages (no registry
+# needed), then run it read-only as uid 10001 and check it from outside (tests/image/). ARGS go to pytest.
+image-test: install
+	scripts/image-test $(VENV)/bin/pytest $(ARGS)

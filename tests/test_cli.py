@@ -73,6 +73,8 @@ def _sample_value(key: str) -> str:
         "health_address": "127.0.0.1:3",
         "log_level": "DEBUG",
         "tls_client_auth": "require",
+        "judge_api_key_file": "/run/secrets/judge/api-key",
+        "judge_api_key_env": "OPENAI_API_KEY",
     }
     if key in samples:
         return samples[key]

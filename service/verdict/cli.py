@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
+import logging.handlers
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -179,16 +181,48 @@ def configure_logging(config: Config) -> None:
     logging.basicConfig(level=config.log_level, handlers=[handler])
 
 
+class _HeldRecords(logging.handlers.BufferingHandler):
+    """Keeps every record until it is replayed: `shouldFlush` never fires, so nothing is dropped or written early."""
+
+    def shouldFlush(self, record: logging.LogRecord) -> bool:
+        return False
+
+
+@contextlib.contextmanager
+def _held_config_records() -> Iterator[_HeldRecords]:
+    """Hold what the configuration loader logs until the log level (which that configuration sets) is known.
+
+    The loader runs before logging is set up, so its debug lines (the Kubernetes service-link variables it skipped)
+    would otherwise reach only Python's last-resort handler, which drops everything below WARNING."""
+    logger = logging.getLogger("verdict.config")
+    held = _HeldRecords(capacity=0)
+    level, propagate = logger.level, logger.propagate
+    logger.addHandler(held)
+    logger.setLevel(logging.DEBUG)
+    logger.propagate = False
+    try:
+        yield held
+    finally:
+        logger.removeHandler(held)
+        logger.setLevel(level)
+        logger.propagate = propagate
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "serve":
         flags = {key: getattr(args, key) for key in config_keys()}
-        try:
-            config = load_config(args.config, env=os.environ, flags=flags)
-        except ConfigError as error:
-            print(f"verdict: invalid configuration: {error}", file=sys.stderr)
-            return EXIT_ERROR
+        with _held_config_records() as held:
+            try:
+                config = load_config(args.config, env=os.environ, flags=flags)
+            except ConfigError as error:
+                print(f"verdict: invalid configuration: {error}", file=sys.stderr)
+                return EXIT_ERROR
         configure_logging(config)
+        for record in held.buffer:
+            logger = logging.getLogger(record.name)
+            if logger.isEnabledFor(record.levelno):
+                logger.handle(record)
         from verdict.server import serve
         from verdict.workers import resolve_workers, supervise
 

@@ -3,7 +3,8 @@
 Every key `some_key` can be set three ways, the later winning: the YAML file given to `--config`, the environment
 variable `VERDICT_SOME_KEY`, and the flag `--some-key` of `verdict serve`. Unknown keys in the file or in
 `VERDICT_*` variables are rejected with an error that names them, because a typo that is silently ignored is a setting
-that silently does nothing.
+that silently does nothing. The one exception is the set of variables Kubernetes injects for a Service named `verdict`
+(`VERDICT_PORT=tcp://...`, `VERDICT_SERVICE_HOST`, ...): they are skipped with a debug line, see `is_service_link`.
 
 The environment is passed in as a mapping, so tests never patch `os.environ`.
 """
@@ -12,7 +13,9 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import logging
 import math
+import re
 import types
 import typing
 from collections.abc import Mapping
@@ -30,9 +33,12 @@ __all__ = [
     "JUDGE_TIMEOUT_CEILING_SECONDS",
     "Config",
     "config_keys",
+    "is_service_link",
     "load_config",
     "parse_value",
 ]
+
+_log = logging.getLogger(__name__)
 
 ENV_PREFIX = "VERDICT_"
 JUDGE_TIMEOUT_CEILING_SECONDS = 1800.0
@@ -139,6 +145,15 @@ class Config:
         "",
         "Judge host: a judge CLI's registered name (docs/judges.md lists them; an unknown name stops startup with the "
         "list) or an OpenAI-compatible base URL. Empty: LL_HOST_CLI, then the first CLI found on PATH.",
+    )
+    judge_api_key_file: str = _key(
+        "",
+        "File holding the API key an OpenAI-compatible judge_host is sent as `Authorization: Bearer` (a mounted "
+        "Secret); re-read when it changes. Empty: no key, unless judge_api_key_env names one.",
+    )
+    judge_api_key_env: str = _key(
+        "",
+        "Name of the environment variable holding that key (the name, not the key). At most one of the two is set.",
     )
     judge_model: str = _key(DEFAULT_JUDGE_MODEL, "Model alias passed to the judge when the evaluator names none.")
     judge_timeout_seconds: float = _key(
@@ -263,6 +278,7 @@ class Config:
         for key in ("judge_timeout_seconds", "second_opinion_timeout_seconds"):
             if getattr(self, key) > JUDGE_TIMEOUT_CEILING_SECONDS:
                 raise ConfigError(key, f"must be at most {JUDGE_TIMEOUT_CEILING_SECONDS:.0f}, got {getattr(self, key)}")
+        self._check_api_key_settings()
         if self.workspace_root and not Path(self.workspace_root).is_absolute():
             raise ConfigError("workspace_root", f"must be an absolute path, got {self.workspace_root!r}")
         self._check_security()
@@ -291,6 +307,22 @@ class Config:
     def auth(self) -> bool:
         """Whether callers must authenticate and are authorized by the policy."""
         return bool(self.auth_policy_file)
+
+    def _check_api_key_settings(self) -> None:
+        """Shape only: whether the file can be read and the variable is set is checked when the judges are built."""
+        if self.judge_api_key_file and self.judge_api_key_env:
+            raise ConfigError("judge_api_key_env", "set judge_api_key_file or judge_api_key_env, not both")
+        if self.judge_api_key_file and not Path(self.judge_api_key_file).is_absolute():
+            raise ConfigError("judge_api_key_file", f"must be an absolute path, got {self.judge_api_key_file!r}")
+        variable = self.judge_api_key_env
+        if variable and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", variable):
+            raise ConfigError("judge_api_key_env", "must be the name of an environment variable (letters, digits, _)")
+        if variable.upper().startswith(ENV_PREFIX):
+            raise ConfigError(
+                "judge_api_key_env",
+                f"{variable} would be read as a configuration key; name a variable without the "
+                f"{ENV_PREFIX} prefix (e.g. OPENAI_API_KEY)",
+            )
 
     def describe(self) -> dict[str, str]:
         """Each key's documentation, for `verdict serve --help` and docs/configuration.md."""
@@ -355,6 +387,38 @@ def parse_value(key: str, raw: object) -> object:
     raise ConfigError(key, f"unsupported type {kind!r}")  # pragma: no cover - a new field type needs a branch here
 
 
+_IPV4 = r"[0-9]{1,3}(?:\.[0-9]{1,3}){3}"
+_IPV6 = r"[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*"
+_IP = rf"{_IPV4}|{_IPV6}"
+_PORT = r"[0-9]{1,5}"
+_URL = rf"(?:tcp|udp|sctp)://(?:{_IPV4}|\[{_IPV6}\]):{_PORT}"
+_SERVICE_LINKS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = tuple(
+    (re.compile(name), re.compile(value))
+    for name, value in (
+        (r"SERVICE_HOST", _IP),
+        (r"SERVICE_PORT", _PORT),
+        (r"SERVICE_PORT_[A-Z0-9_]+", _PORT),
+        (r"PORT", _URL),
+        (rf"PORT_{_PORT}_(?:TCP|UDP|SCTP)", _URL),
+        (rf"PORT_{_PORT}_(?:TCP|UDP|SCTP)_PROTO", r"tcp|udp|sctp"),
+        (rf"PORT_{_PORT}_(?:TCP|UDP|SCTP)_PORT", _PORT),
+        (rf"PORT_{_PORT}_(?:TCP|UDP|SCTP)_ADDR", _IP),
+    )
+)
+"""The variables kubelet injects into every pod of a namespace for a Service named `verdict` (service links, on
+unless a pod sets `enableServiceLinks: false`): name pattern after `VERDICT_`, and the shape of the value kubelet
+writes. They are not configuration, and a pod that merely shares a namespace with such a Service must still start.
+Matching the value too keeps a hand-written `VERDICT_PORT=50051` (someone guessing a key name) an error."""
+
+
+def is_service_link(name: str, value: str) -> bool:
+    """Whether `name=value` is a variable Kubernetes injects for a Service named `verdict`, not a setting."""
+    if not name.startswith(ENV_PREFIX):
+        return False
+    suffix = name[len(ENV_PREFIX) :]
+    return any(n.fullmatch(suffix) and v.fullmatch(value) for n, v in _SERVICE_LINKS)
+
+
 def _unknown(key: str, source: str) -> ConfigError:
     close = difflib.get_close_matches(key, config_keys(), n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
@@ -391,6 +455,9 @@ def load_config(
             continue
         key = name[len(ENV_PREFIX) :].lower()
         if key not in config_keys():
+            if is_service_link(name, raw):
+                _log.debug("ignoring %s: a Kubernetes service-link variable, not a setting", name)
+                continue
             raise _unknown(key, f"environment variable {name}")
         values[key] = parse_value(key, raw)
     for key, raw in (flags or {}).items():

@@ -10,6 +10,9 @@ like. This one runs in the event loop that serves gRPC, with three bounds:
 - request headers at most 16 KiB, one request per connection (`Connection: close`; a scrape every 15-60 s gains
   nothing from keep-alive).
 
+`[::]` (all interfaces) is one dual-stack socket: asyncio alone would bind it IPv6-only, and Prometheus, kubelet and
+Docker's port mapping reach a pod over IPv4.
+
 It answers `GET`/`HEAD` on `/metrics` (and `/`) with prometheus_client's exposition, negotiating the OpenMetrics
 format from `Accept` and gzip from `Accept-Encoding` exactly as prometheus_client does. With `tls_cert_file` the port
 speaks TLS only, with the same (rotating) certificate as gRPC; with `metrics_requires_auth` a scrape needs a bearer
@@ -22,6 +25,7 @@ import asyncio
 import contextlib
 import gzip
 import logging
+import socket
 import ssl
 
 from prometheus_client import CollectorRegistry
@@ -72,10 +76,17 @@ class MetricsHttpServer:
     async def start(self, address: str) -> int:
         """Bind `host:port` and serve; the bound port. Raises ConfigError naming `metrics_address` on failure."""
         host, _, port = address.rpartition(":")
+        host = host.strip("[]")
         try:
-            self._server = await asyncio.start_server(
-                self._serve, host.strip("[]") or None, int(port), limit=MAX_HEADER_BYTES, backlog=128
-            )
+            if host in ("::", "") and socket.has_dualstack_ipv6():
+                # asyncio sets IPV6_V6ONLY on every IPv6 socket it binds, so `[::]` alone would refuse IPv4, which is
+                # how Prometheus, kubelet and Docker's port mapping reach a pod. One socket for both families instead.
+                sock = socket.create_server(("::", int(port)), family=socket.AF_INET6, backlog=128, dualstack_ipv6=True)
+                self._server = await asyncio.start_server(self._serve, sock=sock, limit=MAX_HEADER_BYTES)
+            else:
+                self._server = await asyncio.start_server(
+                    self._serve, host or None, int(port), limit=MAX_HEADER_BYTES, backlog=128
+                )
         except OSError as exc:
             raise ConfigError("metrics_address", f"cannot bind {address}: {exc.strerror or exc}") from None
         return int(self._server.sockets[0].getsockname()[1])

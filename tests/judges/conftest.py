@@ -222,7 +222,9 @@ class ChatServer:
     """A small OpenAI-compatible chat-completions server on 127.0.0.1:<free port>, run in a thread.
 
     `replies` are served in order (the last repeats): (status, body) or (status, body, delay seconds). Every request
-    is kept in `requests` as (path, parsed JSON body).
+    is kept in `requests` as (path, parsed JSON body), and its Authorization header in `authorizations`. With `key`
+    set, a request without `Authorization: Bearer <key>` gets 401 instead, its body quoting the header it got (as a
+    careless gateway might: the worst case for a key that must not leak).
     """
 
     def __init__(self) -> None:
@@ -231,6 +233,8 @@ class ChatServer:
 
         self.replies: list[tuple[Any, ...]] = [(200, chat_body('{"ok": true, "reason": "fine"}'))]
         self.requests: list[tuple[str, dict[str, Any]]] = []
+        self.authorizations: list[str | None] = []
+        self.key: str | None = None
         self.release = threading.Event()
         server = self
 
@@ -240,7 +244,12 @@ class ChatServer:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 index = len(server.requests)
                 server.requests.append((self.path, body))
+                authorization = self.headers.get("Authorization")
+                server.authorizations.append(authorization)
                 status, reply, *delay = server.replies[min(index, len(server.replies) - 1)]
+                if server.key is not None and authorization != f"Bearer {server.key}":
+                    message = f"Incorrect API key provided: {authorization}"
+                    status, reply, delay = 401, json.dumps({"error": {"message": message}}), []
                 if delay:
                     server.release.wait(delay[0])
                 data = reply.encode()

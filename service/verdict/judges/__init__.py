@@ -11,9 +11,9 @@ build_judges(config, runner, metrics, env) -> Judges
 Nothing here imports grpc. Layout, one job per module: `hosts` (what a host record is; the registry and host
 selection), `clis` (one record per judge CLI: credentials, argv builder, reader, probe rank), `readers` (one envelope
 reader per CLI), `envelopes` (JudgeReply and the JSON reading the readers share), `payload` (the answer object:
-structured output, JSON, tags), `chat` (the HTTP backend), `model` (request, outcome, answer), `interpret` (a
-finished call → an answer, pure), `clipping` (bounding what a judge wrote), `service` (one call: deadline, slot,
-private HOME, metrics), then one module per evaluator and `second_opinion`.
+structured output, JSON, tags), `chat` (the HTTP backend) and `credentials` (its API key), `model` (request,
+outcome, answer), `interpret` (a finished call → an answer, pure), `clipping` (bounding what a judge wrote),
+`service` (one call: deadline, slot, private HOME, metrics), then one module per evaluator and `second_opinion`.
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from verdict.errors import ConfigError
+from verdict.judges.credentials import KeySource
 from verdict.judges.envelopes import JudgeReply
 
 __all__ = [
@@ -130,13 +131,17 @@ class CliHost:
 
 @dataclass(frozen=True)
 class HttpHost:
-    """An OpenAI-compatible chat-completions endpoint; `base_url` without the `/v1/chat/completions` suffix."""
+    """An OpenAI-compatible chat-completions endpoint; `base_url` without the `/v1/chat/completions` suffix.
+
+    `credentials` is the bearer key it is sent (judges.credentials); left out of repr and comparisons, so a host that
+    is logged or compared never shows or depends on it."""
 
     base_url: str
     kind: Literal["http"] = "http"
     name: str = "openai-compatible"
     structured_output: bool = False
     claude_aliases: bool = False
+    credentials: KeySource | None = field(default=None, repr=False, compare=False)
 
     @property
     def completions_url(self) -> str:

@@ -25,6 +25,7 @@ from verdict.config import JUDGE_TIMEOUT_CEILING_SECONDS, Config
 from verdict.errors import DeadlineTooShort, FailedPrecondition, InvalidConfig, VerdictError
 from verdict.judges import chat
 from verdict.judges.clis import HOSTS
+from verdict.judges.credentials import KeySource, bind_origin, key_source, origin
 from verdict.judges.hosts import MAX_ARGUMENT_BYTES, CliHost, Host, HostRegistry, HttpHost, model_for
 from verdict.judges.interpret import MAX_JUDGE_OUTPUT_BYTES, interpret_completion, interpret_http, schema_instruction
 from verdict.judges.model import JudgeAnswer, JudgeOutcome, JudgeRequest, failure
@@ -68,6 +69,21 @@ class JudgeService:
         self.metrics.judges_waiting.set_function(lambda: self.slots.waiting)
         self._host = hosts.select(config.judge_host, self.env)
         self._as_root = os.geteuid() == 0
+        self._credentials, self._key_origin = self._bind_credentials()
+
+    def _bind_credentials(self) -> tuple[KeySource | None, tuple[str, str, int] | None]:
+        """The configured API key and the one origin it may be sent to: the judge host's. Raises ConfigError when
+        the key cannot be read or there is no HTTP judge host to send it to (a setting that would do nothing)."""
+        source = key_source(self.config.judge_api_key_file, self.config.judge_api_key_env, self.env)
+        if source is None:
+            return None, None
+        return source, bind_origin(source, self._host.base_url if isinstance(self._host, HttpHost) else None)
+
+    def _with_credentials(self, host: Host) -> Host:
+        """`host` carrying the API key when it is the origin the key was configured for; any other host unchanged."""
+        if isinstance(host, HttpHost) and self._credentials is not None and origin(host.base_url) == self._key_origin:
+            return dataclasses.replace(host, credentials=self._credentials)
+        return host
 
     @property
     def host(self) -> Host | None:
@@ -79,6 +95,8 @@ class JudgeService:
     async def ask(self, request: JudgeRequest) -> JudgeAnswer:
         """Ask one judge one question. Raises DeadlineTooShort, ResourceExhausted, FailedPrecondition (see module)."""
         host = request.host or self.host
+        if host is not None:
+            host = self._with_credentials(host)
         if host is None:
             raise FailedPrecondition(
                 "no judge host: set judge_host (a CLI name or an http(s) URL) or LL_HOST_CLI, or put one of "
@@ -226,6 +244,8 @@ class JudgeService:
             return failure(host.name, url, JudgeOutcome.TIMEOUT, "LLM evaluation timeout", timeout=True)
         except chat.ChatUnreachable as exc:
             return failure(host.name, url, JudgeOutcome.API_ERROR, str(exc), api_error=True, unreachable=True)
+        except chat.CredentialError as exc:
+            return failure(host.name, url, JudgeOutcome.API_ERROR, str(exc), api_error=True, credentials=True)
         return interpret_http(host, response, request.read_payload)
 
     def _record(self, host: Host, request: JudgeRequest, answer: JudgeAnswer, elapsed: float) -> None:
