@@ -57,6 +57,7 @@ class ServerProcess:
     process: subprocess.Popen[str]
     grpc_port: int
     metrics_port: int | None
+    health_port: int | None = None
 
     @property
     def target(self) -> str:
@@ -91,7 +92,7 @@ def start_server_process(*flags: str, env: dict[str, str] | None = None, ready_t
             if line:
                 ready = json.loads(line)
                 assert ready["event"] == "serving"
-                return ServerProcess(process, ready["grpc_port"], ready["metrics_port"])
+                return ServerProcess(process, ready["grpc_port"], ready["metrics_port"], ready.get("health_port"))
         if process.poll() is not None:
             break
     process.kill()

@@ -214,3 +214,21 @@ def _version() -> str:
     from verdict import __version__
 
     return __version__
+
+
+def test_each_worker_serves_health_on_the_shared_ports() -> None:
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    server = start_server_process("--workers", "2", "--health-address", "127.0.0.1:0")
+    try:
+        assert server.health_port is not None
+        assert server.health_port != server.grpc_port
+        wait_for_workers(server.process.pid, 2)
+        for port in (server.grpc_port, server.health_port):
+            for _ in range(10):  # fresh connections, spread over both workers
+                with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+                    stub = health_pb2_grpc.HealthStub(channel)
+                    answer = stub.Check(health_pb2.HealthCheckRequest(service="verdict.v1.VerdictService"), timeout=10)
+                    assert answer.status == health_pb2.HealthCheckResponse.SERVING
+    finally:
+        stop_server_process(server)
