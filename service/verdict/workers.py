@@ -47,6 +47,7 @@ import yaml
 
 from verdict.config import ENV_PREFIX, Config, load_config
 from verdict.errors import ConfigError
+from verdict.runner import start_worker
 
 __all__ = ["Supervisor", "cpu_quota_cores", "resolve_workers", "supervise"]
 
@@ -173,17 +174,7 @@ class Supervisor:
         """Start the worker of `slot` and wait for its ready line; its gRPC port. Raises ConfigError naming the
         worker when it exits before it is ready (a bad certificate, say: every worker would fail the same way)."""
         env = {**self._env, MULTIPROC_ENV: str(self._metrics_dir)}
-        process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "verdict.workers",
-            str(self._config_file),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            env=env,
-            # Out of the terminal's process group: a Ctrl-C reaches a worker once (forwarded), not twice ("now").
-            start_new_session=True,
-        )
+        process = await start_worker((sys.executable, "-m", "verdict.workers", str(self._config_file)), env)
         slot.process, slot.started = process, time.monotonic()
         assert process.stdout is not None
         line = await process.stdout.readline()
