@@ -30,6 +30,7 @@ from verdict.evaluators import EvaluationInput, Evaluations
 from verdict.judges.files import read_text, workspace_file, write_text
 from verdict.metrics import Metrics
 from verdict.runner import Runner
+from verdict.workspace import openat2
 
 ROUNDS = 2000
 """Rounds of each file test."""
@@ -93,7 +94,7 @@ def resolution(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) 
     a kernel without openat2 (or a seccomp profile hiding it) gets."""
     if request.param == "openat2" and not workspace.have_openat2():
         pytest.skip("no openat2 on this kernel")
-    monkeypatch.setattr(workspace, "_HAVE_OPENAT2", request.param == "openat2")
+    monkeypatch.setattr(openat2, "_HAVE_OPENAT2", request.param == "openat2")
     return str(request.param)
 
 

@@ -1,8 +1,10 @@
 """The gRPC door every call passes: who is calling (auth.Gate), may it call this, and is there room for it.
 
 One interceptor, inside the metrics interceptor (so refused calls are counted with their codes) and outside every
-servicer. For each call except grpc.health.v1 (kubelet and load balancers probe it without credentials, and a probe
-must never be refused for being one call too many):
+servicer. Health (grpc.health.v1) is open: kubelet and load balancers probe it without credentials, and a Check must
+never be refused for being one call too many. Its Watch streams, though, stay open as long as the client likes, so
+one unauthenticated connection could hold `max_concurrent_streams` of them; a connection may hold at most
+`HEALTH_WATCHES_PER_CONNECTION` (RESOURCE_EXHAUSTED, reason TOO_MANY_HEALTH_WATCHES, past it). For every other call:
 
 1. authentication from the `authorization: Bearer` metadata and the verified client certificate
    (UNAUTHENTICATED on failure);
@@ -35,11 +37,15 @@ from verdict.observe import current_call
 from verdict.rpc import SERVICE_NAME, to_status
 from verdict.tls import peer_identities
 
-__all__ = ["AccessInterceptor", "InFlight"]
+__all__ = ["HEALTH_WATCHES_PER_CONNECTION", "AccessInterceptor", "InFlight"]
 
 log = logging.getLogger("verdict.access")
 
 HEALTH_SERVICE = "grpc.health.v1.Health"
+HEALTH_WATCHES_PER_CONNECTION = 16
+"""Open health Watch streams one connection may hold. A client's health checking opens one per service name it
+watches (gRPC shares it between the channels on one connection), so this is far above any honest client's need, and
+keeps `max_connections` unauthenticated connections to a few thousand open streams instead of a hundred thousand."""
 REFLECTION_PREFIX = "grpc.reflection."
 
 
@@ -77,6 +83,7 @@ class AccessInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         self._metrics = metrics
         self.per_connection = InFlight(per_connection)
         self.per_principal = InFlight(per_principal)
+        self.health_watches = InFlight(HEALTH_WATCHES_PER_CONNECTION)
         self._labels = LabelFolder(allowed=(*gate.principals(), ANONYMOUS))
         self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
         """Per method: the handler last seen and its guarded wrapper, built once per method rather than per call."""
@@ -100,6 +107,12 @@ class AccessInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
 
     def _wrap(self, full_method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         service, _, method = full_method.lstrip("/").rpartition("/")
+        if service == HEALTH_SERVICE and method == "Watch" and handler.unary_stream:
+            return grpc.unary_stream_rpc_method_handler(
+                self._watch_guard(handler.unary_stream),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
         if service == HEALTH_SERVICE:
             return handler
         if handler.unary_unary:
@@ -189,6 +202,33 @@ class AccessInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     def _release(self, caller: Caller, connection: str) -> None:
         self.per_connection.release(connection)
         self.per_principal.release(caller.principal)
+
+    def _watch_guard(self, behavior: Any) -> Any:
+        """A health Watch, unauthenticated as every health call, but at most HEALTH_WATCHES_PER_CONNECTION open on
+        one connection. The servicer writes through `context` (a coroutine), so this wrapper is one too."""
+
+        async def guarded(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            connection = context.peer() or "unknown"
+            if not self.health_watches.acquire(connection):
+                self._metrics.calls_in_flight_rejected.labels(limit="health_watches_per_connection").inc()
+                error = ResourceExhausted(
+                    f"this connection already has {HEALTH_WATCHES_PER_CONNECTION} health Watch streams open",
+                    reason="TOO_MANY_HEALTH_WATCHES",
+                    metadata={"limit": str(HEALTH_WATCHES_PER_CONNECTION)},
+                )
+                log.info("refused %s/Watch: %s (%s)", HEALTH_SERVICE, error.reason, error.code_name)
+                await context.abort_with_status(to_status(error))
+                return None
+            try:
+                if inspect.isasyncgenfunction(behavior):
+                    async for response in behavior(request, context):
+                        await context.write(response)
+                    return None
+                return await behavior(request, context)
+            finally:
+                self.health_watches.release(connection)
+
+        return guarded
 
     def _guard(self, service: str, method: str, behavior: Any) -> Any:
         async def refuse(context: grpc.aio.ServicerContext[Any, Any], error: VerdictError) -> None:

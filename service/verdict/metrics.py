@@ -188,7 +188,8 @@ class Metrics:
         )
         self.calls_in_flight_rejected = Counter(
             "verdict_calls_in_flight_rejected_total",
-            "Calls rejected with RESOURCE_EXHAUSTED by an in-flight limit (per_connection, per_principal).",
+            "Calls rejected with RESOURCE_EXHAUSTED by an in-flight limit (per_connection, per_principal, "
+            "health_watches_per_connection).",
             ("limit",),
             registry=registry,
         )

@@ -276,6 +276,13 @@ async def start_metrics_server(app: App, registry: CollectorRegistry) -> Metrics
         read_timeout_seconds=config.metrics_read_timeout_seconds,
     )
     http.port = await http.start(config.metrics_address)
+    if (
+        config.auth
+        and config.metrics_requires_auth
+        and app.certificates is None
+        and not _loopback(config.metrics_address)
+    ):
+        log.warning("/metrics needs auth without TLS: bearer tokens cross the network in cleartext (set tls_cert_file)")
     return http
 
 
