@@ -9,12 +9,13 @@ EXTRA_TESTS :=
 
 .PHONY: install system-deps run test lint typecheck protos protos-check unit clean bench
 
+# The Python client is its own distribution (clients/python); the server's tests use it, so it is installed beside.
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml clients/python/pyproject.toml
 	@set -e; if [ ! -x $(PY) ]; then python=$$(scripts/find-python); echo "creating $(VENV) with $$python"; "$$python" -m venv $(VENV); fi
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev]' -e ./clients/python
 	@touch $(STAMP)
 
 # Debian packages the tests use (bash and git at run time; see scripts/apt-packages.txt). Installs only what is missing.

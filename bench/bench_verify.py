@@ -16,7 +16,13 @@ from prometheus_client import CollectorRegistry
 from verdict.config import Config
 from verdict.metrics import Metrics
 from verdict.runner import Runner
-from verdict.verify.fences import scan_fences
+from verdict.verify.fences import (
+    CONTAINER_SCAN_MAX_CHARS,
+    _container_blocks,
+    _top_level_scan,
+    needs_containers,
+    scan_fences,
+)
 from verdict.verify.model import VerifyInput
 from verdict.verify.verifier import Verifier
 
@@ -121,6 +127,42 @@ async def _loop_stall() -> list[str]:
     return lines
 
 
+def _nested_answer(items: int) -> str:
+    """An answer of numbered steps, each with a list-item fence, a nested list and a quoted fence (~250 bytes each)."""
+    return "".join(
+        f"{i}. Step {i}: install and run it.\n\n   ```bash\n   pip install pkg{i}\n   ```\n\n"
+        f"   - note: it prints\n\n     ```\n     ok {i}\n     ```\n\n> ```python\n> x = {i}\n> ```\n\n"
+        for i in range(1, items + 1)
+    )
+
+
+def container_scan() -> Iterator[str]:
+    """The container path (markdown-it-py's block parser) against the top-level scanner, and its scaling."""
+    text = _nested_answer(400)
+    assert needs_containers(text)
+    assert len(text) <= CONTAINER_SCAN_MAX_CHARS
+    assert len(scan_fences(text)) == 1200
+    missed = 1200 - len(_top_level_scan(text, None).blocks)
+    scanner = _best_of(5, partial(_top_level_scan, text, None))
+    containers = _best_of(5, partial(_container_blocks, text))
+    yield (
+        f"nested answer, {len(text) // 1000} KB, 1,200 fences in list items and quotes: markdown-it-py block parse / "
+        f"top-level scanner = {containers / scanner:.0f}x ({len(text) / containers / 1e6:.1f} MB/s, the scanner "
+        f"{len(text) / scanner / 1e6:.0f} MB/s, which misses {missed} of the fences)"
+    )
+    hostile: dict[str, Callable[[int], str]] = {
+        "quotes nested 20+ deep": lambda n: "".join(">" * (i % 40) + " ```x\n" for i in range(n)),
+        "lists nested 30 deep": lambda n: "".join("  " * (i % 30) + "- ```\n" for i in range(n)),
+        "one 100k-marker line": lambda n: "- " * (n * 4) + "```\n",
+        "an unclosed list-item fence": lambda n: "- ```\n" + "  ```x\n" * n,
+    }
+    for name, shape in hostile.items():
+        small, large = shape(8_000), shape(16_000)
+        times = [_best_of(3, partial(_container_blocks, sample)) for sample in (small, large)]
+        sizes = f"{len(small) // 1000} -> {len(large) // 1000} KB"
+        yield f"{name}: doubling the input ({sizes}) multiplies the time by {times[1] / times[0]:.1f} (linear: 2)"
+
+
 def run() -> list[str]:
     """Every measurement of this module, one line each."""
-    return [*fence_scan(), *asyncio.run(_loop_stall())]
+    return [*fence_scan(), *container_scan(), *asyncio.run(_loop_stall())]

@@ -20,6 +20,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -29,7 +30,7 @@ from typing import Any
 import grpc
 import grpc.aio
 
-__all__ = ["LoadResult", "Server", "run_load", "start_echo", "start_verdict"]
+__all__ = ["LoadResult", "Server", "run_load", "start_echo", "start_verdict", "wait_ready"]
 
 SERVICE = "verdict.v1.VerdictService"
 _ROOT = str(Path(__file__).resolve().parent.parent)
@@ -94,22 +95,43 @@ class Server:
                 self.process.wait()
 
 
-def _start(argv: list[str], env: dict[str, str] | None = None) -> Server:
+def wait_ready(process: subprocess.Popen[str]) -> dict[str, Any]:
+    """The `serving` record of a `verdict serve --log-format json` process, read from its stderr; a daemon thread
+    then keeps reading stderr, so the server never blocks on a full pipe."""
+    assert process.stderr is not None
+    stream = process.stderr
+    for line in stream:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and record.get("event") == "serving":
+            threading.Thread(target=lambda: [None for _ in stream], daemon=True).start()
+            return record
+    process.wait()
+    raise RuntimeError(f"{process.args!r} did not start (status {process.returncode})")
+
+
+def _start(argv: list[str], env: dict[str, str] | None = None, *, ready_on_stdout: bool = False) -> Server:
     environment = {**os.environ, "PYTHONPATH": _ROOT, **(env or {})}
-    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=environment)
-    assert process.stdout is not None
-    line = process.stdout.readline()
-    if not line:
-        process.wait()
-        raise RuntimeError(f"{argv} did not start (status {process.returncode})")
-    ready = json.loads(line)
+    if ready_on_stdout:
+        process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=environment)
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        if not line:
+            process.wait()
+            raise RuntimeError(f"{argv} did not start (status {process.returncode})")
+        ready = json.loads(line)
+    else:
+        process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=environment)
+        ready = wait_ready(process)
     return Server(process, int(ready["grpc_port"]), ready.get("metrics_port"))
 
 
 def start_verdict(*flags: str, env: dict[str, str] | None = None) -> Server:
     """`verdict serve` as deployed (bench flags on top), on free loopback ports."""
     argv = [sys.executable, "-m", "verdict", "serve", "--grpc-address", "127.0.0.1:0"]
-    argv += ["--metrics-address", "127.0.0.1:0", "--log-level", "WARNING", *flags]
+    argv += ["--metrics-address", "127.0.0.1:0", "--log-level", "INFO", "--log-format", "json", *flags]
     return _start(argv, env)
 
 
@@ -117,7 +139,7 @@ def start_echo(*flags: str) -> Server:
     """The null echo: the same server (`build_server`: options, interceptors, health) answering VerifyResponse with
     its request bytes, untouched: what any call costs before Verdict does any work."""
     argv = [sys.executable, "-m", "bench.echo_server", *flags]
-    return _start(argv)
+    return _start(argv, ready_on_stdout=True)
 
 
 def run_load(

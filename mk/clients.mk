@@ -5,6 +5,7 @@
 #   make buf-release       cut a release: snapshot the current contract as the new baseline (commit it with the tag)
 #   make node-client-test  npm ci if needed, types freshness check, tsc build, node tests against a real server
 #   make ts-gen            regenerate clients/typescript/src/generated from the proto
+#   make client-packages   build the installable clients into build/clients: the Python wheel and the npm tarball
 
 TS_CLIENT := clients/typescript
 BUF := $(TS_CLIENT)/node_modules/.bin/buf
@@ -42,3 +43,17 @@ other-stubs: $(NODE_DEPS)
 	cd protos && ../$(BUF) generate -o $(abspath $(STUBS_OUT))
 	@echo "Go and Java stubs in $(STUBS_OUT)"
 .PHONY: other-stubs
+
+# tests/clients/test_npm_package.py packs the TypeScript client and installs the tarball into a clean project.
+unit: node-deps
+
+# The two clients as their users install them: `pip install build/clients/verdict_client-*.whl` and
+# `npm install build/clients/verdict-client-*.tgz` (tests/clients/test_standalone_install.py and test_npm_package.py
+# install them into a clean virtualenv and a clean npm project).
+CLIENTS_BUILD := build/clients
+client-packages: install $(NODE_DEPS)
+	@mkdir -p $(CLIENTS_BUILD)
+	$(PY) -m pip wheel --quiet --no-deps --wheel-dir $(CLIENTS_BUILD) ./clients/python
+	cd $(TS_CLIENT) && npm pack --silent --pack-destination $(abspath $(CLIENTS_BUILD))
+	@ls $(CLIENTS_BUILD)
+.PHONY: client-packages

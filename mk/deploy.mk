@@ -4,7 +4,7 @@
 DEPLOY_BUILD := build/deploy
 DEPLOY_OVERLAYS := dev production sidecar
 
-.PHONY: manifests monitoring-rules image image-test
+.PHONY: manifests monitoring-rules monitoring-test image image-test
 
 # Render every overlay to build/deploy/<overlay>.yaml, to read or diff what `kubectl apply -k` would send.
 manifests:
@@ -18,6 +18,12 @@ monitoring-rules: install
 	@mkdir -p $(DEPLOY_BUILD)
 	$(PY) deploy/monitoring/rules_file.py > $(DEPLOY_BUILD)/verdict-rules.yaml
 	promtool check rules $(DEPLOY_BUILD)/verdict-rules.yaml
+
+# promtool's unit tests of every alert and recording rule (deploy/monitoring/tests), run against the generated rules
+# file: the tests name `verdict-rules.yaml` beside them, so they are copied next to it in build/deploy first.
+monitoring-test: monitoring-rules
+	cp deploy/monitoring/tests/*.yaml $(DEPLOY_BUILD)/
+	cd $(DEPLOY_BUILD) && promtool test rules $(notdir $(wildcard deploy/monitoring/tests/*.yaml))
 
 # Needs a Docker engine (none runs in CI). ARGS passes build arguments, e.g. ARGS='--build-arg JUDGE_NPM_PACKAGES=...'.
 image:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import os
-import select
+import queue
 import signal
 import subprocess
 import sys
+import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import IO, Any
 
 import grpc
 import grpc.aio
@@ -57,15 +59,67 @@ class ServerProcess:
     process: subprocess.Popen[str]
     grpc_port: int
     metrics_port: int | None
+    log_lines: list[str] = field(default_factory=list)
+    """Every stderr line the server wrote (JSON, one record each), read by a thread so the pipe never fills."""
+    drained: threading.Event = field(default_factory=threading.Event)
+    """Set when that thread has read stderr to its end (the server exited)."""
     health_port: int | None = None
 
     @property
     def target(self) -> str:
         return f"127.0.0.1:{self.grpc_port}"
 
+    def stop_and_read_logs(self, timeout: float = 60) -> str:
+        """SIGTERM, wait for the exit, and return everything the server wrote on stderr (its JSON log lines)."""
+        self.process.terminate()
+        self.process.wait(timeout=timeout)
+        self.drained.wait(timeout)
+        return "".join(self.log_lines)
+
+    def records(self) -> list[dict[str, Any]]:
+        """The server's log records so far, parsed; a line that is not one JSON object fails the test."""
+        return [json.loads(line) for line in list(self.log_lines)]
+
+
+def read_ready(
+    process: subprocess.Popen[str], ready_timeout: float, drained: threading.Event | None = None
+) -> tuple[dict[str, Any], list[str]]:
+    """Read the server's JSON log lines on stderr until its `serving` record; returns it and the list of every line,
+    which a daemon thread keeps filling afterwards (so a chatty server never blocks on a full pipe)."""
+    assert process.stderr is not None
+    lines: list[str] = []
+    arrived: queue.Queue[str | None] = queue.Queue()
+
+    def pump(stream: IO[str]) -> None:
+        for line in stream:
+            lines.append(line)
+            arrived.put(line)
+        arrived.put(None)
+        if drained is not None:
+            drained.set()
+
+    threading.Thread(target=pump, args=(process.stderr,), daemon=True).start()
+    deadline = time.monotonic() + ready_timeout
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            line = arrived.get(timeout=left)
+        except queue.Empty:
+            break
+        if line is None:
+            break
+        try:
+            record = json.loads(line)
+        except ValueError:  # a startup error is printed before logging exists
+            continue
+        if record.get("event") == "serving":
+            return record, lines
+    process.kill()
+    process.wait()
+    raise AssertionError(f"server did not become ready: {''.join(lines)}")
+
 
 def start_server_process(*flags: str, env: dict[str, str] | None = None, ready_timeout: float = 30) -> ServerProcess:
-    """`python -m verdict serve` on free ports; returns once it printed its ready line."""
+    """`python -m verdict serve` on free ports with JSON logs; returns once it logged its ready record."""
     argv = [
         sys.executable,
         "-m",
@@ -78,25 +132,18 @@ def start_server_process(*flags: str, env: dict[str, str] | None = None, ready_t
         # One process unless the test asks for workers (the default follows the machine's cores).
         "--workers",
         "1",
+        "--log-format",
+        "json",
         *flags,
     ]
     process = subprocess.Popen(
         argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env or dict(os.environ)
     )
-    assert process.stdout is not None
-    deadline = time.monotonic() + ready_timeout
-    while time.monotonic() < deadline:
-        readable, _, _ = select.select([process.stdout], [], [], 0.2)
-        if readable:
-            line = process.stdout.readline()
-            if line:
-                ready = json.loads(line)
-                assert ready["event"] == "serving"
-                return ServerProcess(process, ready["grpc_port"], ready["metrics_port"], ready.get("health_port"))
-        if process.poll() is not None:
-            break
-    process.kill()
-    raise AssertionError(f"server did not become ready: {process.stderr.read() if process.stderr else ''}")
+    drained = threading.Event()
+    ready, lines = read_ready(process, ready_timeout, drained)
+    return ServerProcess(
+        process, ready["grpc_port"], ready["metrics_port"], lines, drained, health_port=ready.get("health_port")
+    )
 
 
 def stop_server_process(server: ServerProcess) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 import sys
@@ -22,7 +23,7 @@ def test_verify_ok_from_stdin_exits_zero() -> None:
     done = _verdict("verify", stdin=b'```json\n{"a": 1}\n```\n')
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
-    assert result["verdict"] == "VERIFY_VERDICT_OK"
+    assert result["verdict"] == "ok"
     assert result["failed"] is False
     assert result["checks"][0]["language"] == "json"
 
@@ -32,13 +33,13 @@ def test_verify_failed_exits_one(tmp_path: Path) -> None:
     answer.write_text("```python\ndef f(:\n```\n")
     done = _verdict("verify", str(answer))
     assert done.returncode == 1
-    assert json.loads(done.stdout)["verdict"] == "VERIFY_VERDICT_MALFORMED"
+    assert json.loads(done.stdout)["verdict"] == "malformed"
 
 
 def test_verify_finish_reason_and_invalid_utf8() -> None:
     done = _verdict("verify", "--finish-reason", "length", stdin=b"cut \xff\xfe off")
     assert done.returncode == 1
-    assert json.loads(done.stdout)["verdict"] == "VERIFY_VERDICT_TRUNCATED"
+    assert json.loads(done.stdout)["verdict"] == "truncated"
 
 
 def test_verify_missing_file_exits_two() -> None:
@@ -53,6 +54,22 @@ def test_evaluate_prints_the_verdict() -> None:
     assert json.loads(done.stdout)["verdict"] == "no"
 
 
+def test_evaluate_state_token_round_trips_as_base64() -> None:
+    """The state token is printed in base64 (as grpcurl and curl show it) and read back in the same spelling."""
+    stall = "{type: action_stall, max_repeat: 1}"
+    context = json.dumps({"context": {"action": "ls"}})
+    first = _verdict("evaluate", "--evaluator", stall, "--context", context, stdin=b"")
+    assert first.returncode == 0, first.stderr
+    token = json.loads(first.stdout)["state"]
+    assert base64.b64encode(base64.b64decode(token, validate=True)).decode() == token
+    second = _verdict("evaluate", "--evaluator", stall, "--context", context, "--state", token, stdin=b"")
+    assert second.returncode == 0, second.stderr
+    assert (json.loads(first.stdout)["verdict"], json.loads(second.stdout)["verdict"]) == ("yes", "no")
+    garbled = _verdict("evaluate", "--evaluator", stall, "--state", "not base64!", stdin=b"")
+    assert garbled.returncode == 2
+    assert b"--state" in garbled.stderr
+
+
 def test_evaluate_bad_config_exits_two_naming_the_field() -> None:
     done = _verdict("evaluate", "--evaluator", "{type: output_numeric, operator: eq}", stdin=b"5")
     assert done.returncode == 2
@@ -62,7 +79,7 @@ def test_evaluate_bad_config_exits_two_naming_the_field() -> None:
 def test_verify_against_a_running_server(server_process: ServerProcess) -> None:
     done = _verdict("verify", "--target", server_process.target, stdin=b"```yaml\na: [1, 2\n```\n")
     assert done.returncode == 1, done.stderr
-    assert json.loads(done.stdout)["verdict"] == "VERIFY_VERDICT_MALFORMED"
+    assert json.loads(done.stdout)["verdict"] == "malformed"
 
 
 def _sample_value(key: str) -> str:
@@ -71,10 +88,15 @@ def _sample_value(key: str) -> str:
         "grpc_address": "127.0.0.1:1",
         "metrics_address": "127.0.0.1:2",
         "health_address": "127.0.0.1:3",
+        "http_address": "127.0.0.1:4",
         "log_level": "DEBUG",
         "tls_client_auth": "require",
         "judge_api_key_file": "/run/secrets/judge/api-key",
         "judge_api_key_env": "OPENAI_API_KEY",
+        "log_format": "json",
+        "access_log_level": "DEBUG",
+        "decision_log": "stderr",
+        "decision_log_url": "http://collector:8080/logs",
     }
     if key in samples:
         return samples[key]
@@ -128,7 +150,7 @@ def test_verify_against_a_server_with_tls_and_auth(tmp_path: Path) -> None:
         common = ["verify", "--target", server.target, "--ca-file", str(ca.cert_file), "--server-name", "localhost"]
         done = _verdict(*common, "--token-file", str(tmp_path / "token"), stdin=b"```json\n{}\n```\n")
         assert done.returncode == 0, done.stderr
-        assert json.loads(done.stdout)["verdict"] == "VERIFY_VERDICT_OK"
+        assert json.loads(done.stdout)["verdict"] == "ok"
         refused = _verdict(*common, stdin=b"```json\n{}\n```\n")
         assert refused.returncode == 2
         assert b"needs a bearer token" in refused.stderr

@@ -147,8 +147,7 @@ def test_a_real_verdict_serve_starts_with_them_and_says_so_at_debug() -> None:
     links = repository_service_env()
     env = {**os.environ, **links, "VERDICT_LOG_LEVEL": "DEBUG"}
     server = start_server_process(env=env)
-    server.process.terminate()
-    _, stderr = server.process.communicate(timeout=60)
+    stderr = server.stop_and_read_logs()
     assert server.process.returncode == 0, stderr
     for name in links:
         assert f"ignoring {name}: a Kubernetes service-link variable" in stderr
@@ -157,8 +156,7 @@ def test_a_real_verdict_serve_starts_with_them_and_says_so_at_debug() -> None:
 def test_at_info_the_skipped_variables_are_not_logged() -> None:
     env = {**os.environ, **repository_service_env(), "VERDICT_LOG_LEVEL": "INFO"}
     server = start_server_process(env=env)
-    server.process.terminate()
-    _, stderr = server.process.communicate(timeout=60)
+    stderr = server.stop_and_read_logs()
     assert server.process.returncode == 0, stderr
     assert "service-link" not in stderr
 

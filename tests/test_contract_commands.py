@@ -234,7 +234,7 @@ def test_readme_verdict_cli_lines_run_as_written(server: ServerProcess, tmp_path
     assert len(lines) == 3
     answer = tmp_path / "answer.md"
     answer.write_text("```python\nx = 1\n```\n")
-    expected = [(1, "MALFORMED"), (0, '"no"'), (0, "VERIFY_VERDICT_OK")]
+    expected = [(1, '"malformed"'), (0, '"no"'), (0, '"ok"')]
     for line, (code, shown) in zip(lines, expected, strict=True):
         command = line.split("  #", 1)[0].replace("localhost:50051", server.target).replace("answer.md", str(answer))
         done = subprocess.run(

@@ -65,7 +65,7 @@ SURFACES = {
         "require_judges",
     },
     "verdict.tls": {"Certificates", "peer_identities", "server_credentials", "ssl_peer_identities"},
-    "verdict.access": {"HEALTH_WATCHES_PER_CONNECTION", "AccessInterceptor", "InFlight"},
+    "verdict.access": {"HEALTH_WATCHES_PER_CONNECTION", "AccessInterceptor", "InFlight", "publish", "unpublish"},
     "verdict.scrape": {"MetricsHttpServer"},
     "verdict.workspace": {
         "NAME_MAX",
@@ -79,6 +79,19 @@ SURFACES = {
         "open_root",
         "read_bounded",
     },
+    "verdict.connect": {"ConnectServer", "connect_application", "method_infos"},
+    "verdict.decisions": {
+        "DecisionLog",
+        "FileSink",
+        "HttpSink",
+        "Sink",
+        "StreamSink",
+        "build_decision_log",
+        "failure",
+        "record_call",
+    },
+    "verdict.logs": {"JsonFormatter", "TextFormatter", "configure_logging"},
+    "verdict.effective": {"MASK", "is_secret", "render"},
     "verdict.wire": {"DIAGNOSE_DEPTH", "Undecodable", "diagnose", "lenient_decoder", "varint"},
 }
 

@@ -37,7 +37,7 @@ from verdict.observe import current_call
 from verdict.rpc import SERVICE_NAME, to_status
 from verdict.tls import peer_identities
 
-__all__ = ["HEALTH_WATCHES_PER_CONNECTION", "AccessInterceptor", "InFlight"]
+__all__ = ["HEALTH_WATCHES_PER_CONNECTION", "AccessInterceptor", "InFlight", "publish", "unpublish"]
 
 log = logging.getLogger("verdict.access")
 
@@ -135,13 +135,19 @@ class AccessInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             )
         return handler  # pragma: no cover - no client-streaming RPC is served
 
-    def _admit(self, service: str, method: str, context: grpc.aio.ServicerContext[Any, Any]) -> tuple[Caller, str]:
-        """Authenticate, authorize and take the in-flight slots; (caller, connection key). Raises VerdictError."""
+    def admit(self, service: str, method: str, context: grpc.aio.ServicerContext[Any, Any]) -> tuple[Caller, str]:
+        """Authenticate, authorize and take the in-flight slots; (caller, connection key). Raises VerdictError.
+
+        The HTTP port (connect.py) admits its calls here too, through a context adapter, so one gate, one set of
+        limits and one set of `verdict_auth_decisions_total` counts cover both ports."""
         try:
             caller = self._gate.authenticate(*self._credentials(context))
         except Unauthenticated:
             self._metrics.auth_decisions.labels(principal=OTHER, decision="unauthenticated").inc()
             raise
+        call = current_call.get()
+        if call is not None:  # the access line names who was refused, too
+            call.learned["principal"] = caller.principal
         label = self._labels.fold(caller.principal)
         try:
             if service == SERVICE_NAME:
@@ -199,7 +205,7 @@ class AccessInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         self._metrics.auth_decisions.labels(principal=label, decision="limited").inc()
         self._metrics.calls_in_flight_rejected.labels(limit=limit).inc()
 
-    def _release(self, caller: Caller, connection: str) -> None:
+    def release(self, caller: Caller, connection: str) -> None:
         self.per_connection.release(connection)
         self.per_principal.release(caller.principal)
 
@@ -240,45 +246,47 @@ class AccessInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
 
             async def guarded_stream(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
                 try:
-                    caller, connection = self._admit(service, method, context)
+                    caller, connection = self.admit(service, method, context)
                 except VerdictError as error:
                     await refuse(context, error)
                     return
-                tokens = _publish(caller)
+                tokens = publish(caller)
                 log.debug("admitted (authenticated by %s)", caller.via)
                 try:
                     async for response in behavior(request, context):
                         yield response
                 finally:
-                    _unpublish(tokens)
-                    self._release(caller, connection)
+                    unpublish(tokens)
+                    self.release(caller, connection)
 
             return guarded_stream
 
         async def guarded(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             try:
-                caller, connection = self._admit(service, method, context)
+                caller, connection = self.admit(service, method, context)
             except VerdictError as error:
                 await refuse(context, error)
                 return None
-            tokens = _publish(caller)
+            tokens = publish(caller)
             log.debug("admitted (authenticated by %s)", caller.via)
             try:
                 return await behavior(request, context)
             finally:
-                _unpublish(tokens)
-                self._release(caller, connection)
+                unpublish(tokens)
+                self.release(caller, connection)
 
         return guarded
 
 
-def _publish(caller: Caller) -> tuple[Any, Any]:
+def publish(caller: Caller) -> tuple[Any, Any]:
     call = current_call.get()
+    if call is not None:
+        call.learned["principal"] = caller.principal  # for the access line, written after this context is reset
     call_token = current_call.set(dataclasses.replace(call, principal=caller.principal)) if call else None
     return current_caller.set(caller), call_token
 
 
-def _unpublish(tokens: tuple[Any, Any]) -> None:
+def unpublish(tokens: tuple[Any, Any]) -> None:
     caller_token, call_token = tokens
     current_caller.reset(caller_token)
     if call_token is not None:

@@ -3,12 +3,18 @@
 `verify` and `evaluate` run the domain code in-process by default (no server needed: a CI step can check a saved
 completion), or call a running server with `--target host:port`. Both print JSON. Exit status for `verify`: 0 when the
 response did not fail (ok or unverifiable), 1 when it failed (truncated or malformed), 2 on a usage or I/O error.
+
+Human-facing spellings are the ones every client and doc uses: verdicts in lower case (`malformed`, the wire enum
+`VERIFY_VERDICT_MALFORMED` without its prefix) and the state token in base64 (the proto3 JSON form of bytes, which
+grpcurl and curl show too).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
+import binascii
 import contextlib
 import json
 import logging
@@ -21,12 +27,12 @@ from typing import TYPE_CHECKING, Any
 
 from verdict.config import Config, config_keys, load_config
 from verdict.errors import ConfigError, VerdictError
-from verdict.observe import CallContextFilter
+from verdict.logs import configure_logging
 
 if TYPE_CHECKING:
     from verdict.server import Components
 
-__all__ = ["configure_logging", "main"]
+__all__ = ["main"]
 
 EXIT_OK, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
 
@@ -69,12 +75,21 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--request-file", help="the user's request, for the optional second opinion")
     _input_arguments(verify)
 
+    config = subparsers.add_parser(
+        "config",
+        help="print the effective configuration as YAML (secrets masked), or check a file",
+        description="Print the configuration `verdict serve` would run with (file < VERDICT_* environment), secrets "
+        "masked; or, with --check FILE, validate a file and exit 0 (valid) or 2 (the message names the bad key).",
+    )
+    config.add_argument("--config", help="YAML file of configuration keys, as for `verdict serve`")
+    config.add_argument("--check", metavar="FILE", help="validate FILE alone (the environment is not read)")
+
     evaluate = subparsers.add_parser("evaluate", help="run one evaluator, print the verdict as JSON")
     evaluate.add_argument("--evaluator", required=True, help="a little-loops `evaluate:` block, YAML or JSON")
     evaluate.add_argument("--output-file", default="-", help="the action's stdout; '-' reads stdin")
     evaluate.add_argument("--exit-code", type=int, default=0)
     evaluate.add_argument("--context", default="{}", help="interpolation namespaces as JSON")
-    evaluate.add_argument("--state", default="", help="the state token from the previous call (as printed)")
+    evaluate.add_argument("--state", default="", help="the state token from the previous call (base64, as printed)")
     evaluate.add_argument("--workspace", default="")
     _input_arguments(evaluate)
     return parser
@@ -125,7 +140,7 @@ async def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
         config=verdict_pb2.EvaluatorConfig(yaml=args.evaluator),
         output=_read(args.output_file),
         exit_code=args.exit_code,
-        state=bytes.fromhex(args.state),
+        state=_state_token(args.state),
         workspace=args.workspace,
     )
     json_format.ParseDict(json.loads(args.context), request.context)
@@ -136,9 +151,7 @@ async def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
 
         async with _local_components() as components:
             response = evaluation_to_proto(await components.evaluations.evaluate(evaluation_input(request)))
-    result = _as_json(response)
-    result["state"] = response.state.hex()
-    return result
+    return _as_json(response)
 
 
 async def _call(args: argparse.Namespace, method: str, request: Any) -> Any:
@@ -163,22 +176,54 @@ async def _call(args: argparse.Namespace, method: str, request: Any) -> Any:
         return await getattr(stub, method)(request, timeout=args.timeout, metadata=metadata)
 
 
+def _state_token(text: str) -> bytes:
+    try:
+        return base64.b64decode(text, validate=True)
+    except binascii.Error:
+        raise ValueError("--state must be the base64 token printed by the previous call") from None
+
+
 def _as_json(response: Any) -> dict[str, Any]:
     from google.protobuf import json_format
 
     from verdict.evaluators.values import whole_numbers
 
-    return whole_numbers(  # type: ignore[no-any-return]
-        json_format.MessageToDict(response, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
+    document = json_format.MessageToDict(
+        response, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
     )
+    return _lower_verdicts(whole_numbers(document))  # type: ignore[no-any-return]
 
 
-def configure_logging(config: Config) -> None:
-    """Log lines to stderr, each naming the call it belongs to (server, supervisor and workers alike)."""
-    handler = logging.StreamHandler(sys.stderr)
-    handler.addFilter(CallContextFilter())
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s [%(call)s] %(message)s"))
-    logging.basicConfig(level=config.log_level, handlers=[handler])
+VERDICT_PREFIX = "VERIFY_VERDICT_"
+
+
+def _lower_verdicts(value: Any) -> Any:
+    """`VERIFY_VERDICT_MALFORMED` -> `malformed` under every `verdict` key: the one spelling people read."""
+    if isinstance(value, dict):
+        return {
+            key: item.removeprefix(VERDICT_PREFIX).lower()
+            if key == "verdict" and isinstance(item, str) and item.startswith(VERDICT_PREFIX)
+            else _lower_verdicts(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_lower_verdicts(item) for item in value]
+    return value
+
+
+def _config(args: argparse.Namespace) -> int:
+    from verdict.effective import render
+
+    try:
+        if args.check:
+            load_config(args.check)
+            print(f"{args.check}: valid")
+            return EXIT_OK
+        print(render(load_config(args.config, env=os.environ)), end="")
+        return EXIT_OK
+    except ConfigError as error:
+        print(f"verdict: invalid configuration: {error}", file=sys.stderr)
+        return EXIT_ERROR
 
 
 class _HeldRecords(logging.handlers.BufferingHandler):
@@ -218,7 +263,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             except ConfigError as error:
                 print(f"verdict: invalid configuration: {error}", file=sys.stderr)
                 return EXIT_ERROR
-        configure_logging(config)
+        configure_logging(config.log_format, config.log_level)
         for record in held.buffer:
             logger = logging.getLogger(record.name)
             if logger.isEnabledFor(record.levelno):
@@ -234,6 +279,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ConfigError as error:  # an address that cannot be bound
             print(f"verdict: cannot serve: {error}", file=sys.stderr)
             return EXIT_ERROR
+    if args.command == "config":
+        return _config(args)
     try:
         if args.command == "verify":
             result = asyncio.run(_verify(args))

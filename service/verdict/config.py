@@ -62,8 +62,11 @@ def _key(
     minimum: float | None = None,
     maximum: float | None = None,
     choices: tuple[str, ...] = (),
+    secret: bool = False,
 ) -> Any:
-    return field(default=default, metadata={"doc": doc, "minimum": minimum, "maximum": maximum, "choices": choices})
+    """A configuration key. A `secret` one is left out of the Config's repr, so logging a Config never leaks it."""
+    metadata = {"doc": doc, "minimum": minimum, "maximum": maximum, "choices": choices}
+    return field(default=default, metadata=metadata, repr=not secret)
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,11 @@ class Config:
     grpc_address: str = _key("[::]:50051", "Address the gRPC server binds (host:port; port 0 picks a free port).")
     metrics_address: str = _key(
         "[::]:9464", "Address of the Prometheus /metrics HTTP server (host:port); empty disables it."
+    )
+    http_address: str = _key(
+        "",
+        "Address of the HTTP port serving the same RPCs over Connect (JSON or binary, curl-friendly), gRPC-Web and "
+        "gRPC, on HTTP/1.1 and HTTP/2 (host:port); empty disables it.",
     )
     max_message_bytes: int = _key(
         4 * 1024 * 1024,
@@ -110,6 +118,57 @@ class Config:
         maximum=256,
     )
     log_level: str = _key("INFO", "Logging level.", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
+    log_format: str = _key(
+        "text",
+        "Format of every server log line on stderr: `text` (one human line) or `json` (one JSON object per line).",
+        choices=("text", "json"),
+    )
+    access_log_level: str = _key(
+        "INFO",
+        "Level of the one line logged per call (method, code, latency, request id, trace id, principal); OFF for none. "
+        "Shown when at or above log_level.",
+        choices=("DEBUG", "INFO", "WARNING", "ERROR", "OFF"),
+    )
+    decision_log: str = _key(
+        "off",
+        "Where decision records go (one JSON line per VerifyResponse/Evaluate/ListEvaluators answer): off, stdout, "
+        "stderr, file (decision_log_path, rotated) or http (decision_log_url, batched).",
+        choices=("off", "stdout", "stderr", "file", "http"),
+    )
+    decision_log_path: str = _key("", "File the `file` decision log writes; rotated at decision_log_max_bytes.")
+    decision_log_max_bytes: int = _key(
+        100 * 1024 * 1024, "Size at which the decision log file is rotated (0: never).", minimum=0
+    )
+    decision_log_backups: int = _key(5, "Rotated decision log files kept (name.1 ... name.N).", minimum=0)
+    decision_log_url: str = _key("", "HTTP(S) endpoint the `http` decision log POSTs batches to (a JSON array).")
+    decision_log_http_token: str = _key(
+        "", "Bearer token sent with each decision log batch (Authorization header); empty sends none.", secret=True
+    )
+    decision_log_batch_size: int = _key(
+        100, "Records per HTTP batch; a batch is also sent after decision_log_flush_seconds.", minimum=1
+    )
+    decision_log_flush_seconds: float = _key(1.0, "Longest a record waits before its HTTP batch is sent.", minimum=0.01)
+    decision_log_buffer_size: int = _key(
+        10_000,
+        "Records held for a slow or unreachable sink; beyond that new records are dropped and counted "
+        "(verdict_decision_log_dropped_total), never blocking a call.",
+        minimum=1,
+    )
+    decision_log_raw: bool = _key(
+        False,
+        "Include the request itself (text, output, config, context, state) in each decision record, so a decision can "
+        "be replayed. Off: records carry SHA-256 digests and sizes only.",
+    )
+    decision_log_raw_max_bytes: int = _key(
+        64 * 1024,
+        "Cap per raw text field in a decision record; longer text is cut and the record says so (`truncated`).",
+        minimum=64,
+    )
+    decision_log_redact: tuple[str, ...] = _key(
+        (),
+        "Regular expressions (comma-separated) whose matches are replaced by [REDACTED] in the raw text of decision "
+        "records (digests are of the text as received, so they still match a replayed request).",
+    )
     max_block_bytes: int = _key(
         1024 * 1024,
         "A fenced block larger than this is not parsed (unverifiable): bounds the work one block can cost.",
@@ -271,13 +330,24 @@ class Config:
             choices = f.metadata.get("choices")
             if choices and value not in choices:
                 raise ConfigError(f.name, f"must be one of {', '.join(choices)}, got {value!r}")
-        for name in ("grpc_address", "metrics_address", "health_address"):
+        for name in ("grpc_address", "metrics_address", "health_address", "http_address"):
             address = getattr(self, name)
             if address or name == "grpc_address":
                 _check_address(name, address)
         for key in ("judge_timeout_seconds", "second_opinion_timeout_seconds"):
             if getattr(self, key) > JUDGE_TIMEOUT_CEILING_SECONDS:
                 raise ConfigError(key, f"must be at most {JUDGE_TIMEOUT_CEILING_SECONDS:.0f}, got {getattr(self, key)}")
+        if self.decision_log == "file" and not self.decision_log_path:
+            raise ConfigError("decision_log_path", "must be set when decision_log is file")
+        if self.decision_log == "http" and not self.decision_log_url.startswith(("http://", "https://")):
+            raise ConfigError(
+                "decision_log_url", f"must be an http(s) URL when decision_log is http, got {self.decision_log_url!r}"
+            )
+        for pattern in self.decision_log_redact:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ConfigError("decision_log_redact", f"{pattern!r} is not a regular expression: {exc}") from None
         self._check_api_key_settings()
         if self.workspace_root and not Path(self.workspace_root).is_absolute():
             raise ConfigError("workspace_root", f"must be an absolute path, got {self.workspace_root!r}")

@@ -14,11 +14,19 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import grpc
+import prometheus_client
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from verdict import __version__
 
-__all__ = ["GRPC_CODE_LABELS", "LATENCY_BUCKETS", "LabelFolder", "Metrics", "grpc_code_label"]
+__all__ = [
+    "GRPC_CODE_LABELS",
+    "LATENCY_BUCKETS",
+    "LabelFolder",
+    "Metrics",
+    "grpc_code_label",
+    "register_runtime_collectors",
+]
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800)
 """Seconds. Structural checks take milliseconds; judges take seconds to 30 minutes (the judge timeout ceiling)."""
@@ -228,3 +236,12 @@ class Metrics:
             self.grpc_handling_seconds.labels(**labels)
             for code in GRPC_CODE_LABELS:
                 self.grpc_handled.labels(**labels, grpc_code=code)
+
+
+def register_runtime_collectors(registry: CollectorRegistry) -> None:
+    """The standard `process_*` (CPU, memory, open fds, start time) and `python_*` (version info, GC) series on the
+    injected registry: on-call engineers and stock dashboards expect them from any Prometheus-instrumented process,
+    and prometheus_client only registers them on its global registry, which Verdict does not serve."""
+    prometheus_client.ProcessCollector(registry=registry)
+    prometheus_client.PlatformCollector(registry=registry)
+    prometheus_client.GCCollector(registry=registry)

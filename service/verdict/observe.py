@@ -11,9 +11,10 @@ import asyncio
 import contextvars
 import inspect
 import logging
+import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
@@ -21,20 +22,74 @@ import grpc.aio
 
 from verdict.metrics import GRPC_CODE_LABELS, Metrics, grpc_code_label
 
-__all__ = ["CallContext", "CallContextFilter", "MetricsInterceptor", "current_call"]
+__all__ = [
+    "CallContext",
+    "CallContextFilter",
+    "MethodSeries",
+    "MetricsInterceptor",
+    "TraceContext",
+    "current_call",
+    "log_access",
+    "parse_traceparent",
+]
 
 log = logging.getLogger("verdict.rpc")
+access_log = logging.getLogger("verdict.access")
+
+_TRACEPARENT = re.compile(r"([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?")
+
+
+@dataclass(frozen=True)
+class TraceContext:
+    """The W3C trace context a caller sent (`traceparent`): which distributed trace and parent span a call is in."""
+
+    trace_id: str
+    span_id: str
+    sampled: bool
+
+
+def parse_traceparent(value: str) -> TraceContext | None:
+    """Read a W3C `traceparent` header; None when it is absent or invalid (the spec says: then ignore it).
+
+    Version ff, all-zero ids and upper-case hex are invalid; a future version may append fields after a dash."""
+    match = _TRACEPARENT.fullmatch(value.strip())
+    if match is None:
+        return None
+    version, trace_id, span_id, flags, rest = match.groups()
+    if version == "ff" or (version == "00" and rest) or set(trace_id) == {"0"} or set(span_id) == {"0"}:
+        return None
+    return TraceContext(trace_id, span_id, bool(int(flags, 16) & 1))
 
 
 @dataclass(frozen=True)
 class CallContext:
-    """What a log line about the current call should carry."""
+    """What a log line (and a decision record) about the current call should carry."""
 
     method: str
     request_id: str
     deadline_seconds: float | None
+    trace: TraceContext | None = None
     principal: str = ""
     """The authenticated principal (never a token); empty until the access interceptor has authenticated the call."""
+    transport: str = "grpc"
+    learned: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+    """Facts learned inside the call that lines written after it need: the access interceptor records the principal
+    here too, because the context it publishes with the principal is reset before the access line is written."""
+
+    @property
+    def trace_id(self) -> str:
+        return self.trace.trace_id if self.trace is not None else ""
+
+    def log_fields(self) -> dict[str, str]:
+        """The call's identity as structured log fields (empty ones left out)."""
+        fields = {
+            "method": self.method,
+            "request_id": self.request_id,
+            "trace_id": self.trace_id,
+            "span_id": self.trace.span_id if self.trace is not None else "",
+            "principal": self.principal or self.learned.get("principal", ""),
+        }
+        return {key: value for key, value in fields.items() if value}
 
 
 current_call: contextvars.ContextVar[CallContext | None] = contextvars.ContextVar("verdict_call", default=None)
@@ -51,8 +106,10 @@ class CallContextFilter(logging.Filter):
             record.call = "-"
         else:
             deadline = "none" if call.deadline_seconds is None else f"{call.deadline_seconds:.1f}s"
-            principal = f" principal={call.principal}" if call.principal else ""
-            record.call = f"{call.method} request_id={call.request_id or '-'} deadline={deadline}{principal}"
+            trace = f" trace_id={call.trace_id}" if call.trace is not None else ""
+            principal = call.principal or call.learned.get("principal", "")
+            shown = f" principal={principal}" if principal else ""
+            record.call = f"{call.method} request_id={call.request_id or '-'}{trace} deadline={deadline}{shown}"
         return True
 
 
@@ -64,13 +121,18 @@ _TYPES = {
 }
 
 
-class _MethodSeries:
-    """The cached label children of one method."""
+class MethodSeries:
+    """The cached label children of one method (shared by the gRPC interceptor and the Connect port)."""
 
-    def __init__(self, metrics: Metrics, full_method: str, grpc_type: str) -> None:
+    def __init__(self, metrics: Metrics, full_method: str, grpc_type: str, access_level: int | None = None) -> None:
         service, _, method = full_method.lstrip("/").rpartition("/")
         labels = {"grpc_type": grpc_type, "grpc_service": service, "grpc_method": method}
         self.method = method
+        self.full_method = full_method
+        # Health probes arrive every few seconds from every kubelet and load balancer: their lines stay at DEBUG.
+        self.access_level = (
+            logging.DEBUG if access_level is not None and service.startswith("grpc.health") else access_level
+        )
         self.started = metrics.grpc_started.labels(**labels)
         self.received = metrics.grpc_msg_received.labels(**labels)
         self.sent = metrics.grpc_msg_sent.labels(**labels)
@@ -101,18 +163,19 @@ def _final_code(context: grpc.aio.ServicerContext[Any, Any], error: BaseExceptio
 class MetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     """Counts started/handled calls and messages, and times them, per service and method."""
 
-    def __init__(self, metrics: Metrics) -> None:
+    def __init__(self, metrics: Metrics, *, access_log_level: str = "OFF") -> None:
         self._metrics = metrics
-        self._series: dict[str, _MethodSeries] = {}
+        self._series: dict[str, MethodSeries] = {}
+        self._access_level = None if access_log_level == "OFF" else logging.getLevelName(access_log_level)
         self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
         """Per method: the handler last seen and its observed wrapper. grpc.aio asks the interceptor on every call,
         and the generic handlers return the same handler object each time, so the wrapper is built once per method
         instead of once per call (the wrapper keeps no per-call state)."""
 
-    def _series_for(self, method: str, grpc_type: str) -> _MethodSeries:
+    def _series_for(self, method: str, grpc_type: str) -> MethodSeries:
         series = self._series.get(method)
         if series is None:
-            series = self._series[method] = _MethodSeries(self._metrics, method, grpc_type)
+            series = self._series[method] = MethodSeries(self._metrics, method, grpc_type, self._access_level)
         return series
 
     async def intercept_service(
@@ -155,13 +218,14 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         return handler
 
 
-def _observe_unary(series: _MethodSeries, behavior: Any) -> Any:
+def _observe_unary(series: MethodSeries, behavior: Any) -> Any:
     async def observed(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         started = time.perf_counter()
         series.started.inc()
         series.received.inc()
         remaining = context.time_remaining()
-        token = current_call.set(CallContext(series.method, _request_id(context), remaining))
+        call = call_context(series.method, context, remaining)
+        token = current_call.set(call)
         error: BaseException | None = None
         try:
             response = await behavior(request, context)
@@ -171,6 +235,8 @@ def _observe_unary(series: _MethodSeries, behavior: Any) -> Any:
         finally:
             code = _final_code(context, error)
             series.finish(started, code)
+            if series.access_level is not None:
+                log_access(series.access_level, series.full_method, grpc_code_label(code), started)
             current_call.reset(token)
         if code == grpc.StatusCode.OK:
             series.sent.inc()
@@ -179,7 +245,7 @@ def _observe_unary(series: _MethodSeries, behavior: Any) -> Any:
     return observed
 
 
-def _observe_stream(series: _MethodSeries, behavior: Any, *, client_streams: bool) -> Any:
+def _observe_stream(series: MethodSeries, behavior: Any, *, client_streams: bool) -> Any:
     """Streaming handlers come in two shapes: async generators (reflection), whose yields are counted as sent, and
     coroutines that call `context.write` (health's Watch), which get a context that counts each write."""
 
@@ -224,7 +290,7 @@ def _observe_stream(series: _MethodSeries, behavior: Any, *, client_streams: boo
 class _CountingWrites:
     """The servicer context of a streaming call, counting each message written through it as sent."""
 
-    def __init__(self, context: grpc.aio.ServicerContext[Any, Any], series: _MethodSeries) -> None:
+    def __init__(self, context: grpc.aio.ServicerContext[Any, Any], series: MethodSeries) -> None:
         self._context = context
         self._sent = series.sent
 
@@ -236,14 +302,32 @@ class _CountingWrites:
         return getattr(self._context, name)
 
 
-async def _count_received(requests: AsyncIterator[Any], series: _MethodSeries) -> AsyncIterator[Any]:
+async def _count_received(requests: AsyncIterator[Any], series: MethodSeries) -> AsyncIterator[Any]:
     async for request in requests:
         series.received.inc()
         yield request
 
 
-def _request_id(context: grpc.aio.ServicerContext[Any, Any]) -> str:
+def log_access(level: int, method: str, code: str, started: float) -> None:
+    """The one line per call: method, status, latency; the call context adds request id, trace id and principal."""
+    if not access_log.isEnabledFor(level):
+        return
+    latency_ms = round((time.perf_counter() - started) * 1000, 3)
+    call = current_call.get()
+    fields: dict[str, Any] = {"event": "call", "transport": call.transport if call else "grpc", "method": method}
+    fields.update({"code": code, "latency_ms": latency_ms})
+    principal = (call.principal or call.learned.get("principal", "")) if call is not None else ""
+    if principal:
+        fields["principal"] = principal
+    access_log.log(level, "%s %s %.1fms", method, code, latency_ms, extra={"fields": fields})
+
+
+def call_context(method: str, context: grpc.aio.ServicerContext[Any, Any], remaining: float | None) -> CallContext:
+    request_id = traceparent = ""
     for key, value in context.invocation_metadata() or ():
         if key == "x-request-id":
-            return str(value)
-    return ""
+            request_id = str(value)
+        elif key == "traceparent":
+            traceparent = str(value)
+    trace = parse_traceparent(traceparent) if traceparent else None
+    return CallContext(method, request_id, remaining, trace)

@@ -25,6 +25,7 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from verdict.auth import current_caller, require_judges
+from verdict.decisions import DecisionLog, failure, record_call
 from verdict.errors import ERROR_DOMAIN, Internal, InvalidArgument, InvalidConfig, ResourceExhausted, VerdictError
 from verdict.evaluators import (
     EvaluationInput,
@@ -48,6 +49,7 @@ __all__ = [
     "evaluation_input",
     "evaluation_to_proto",
     "evaluator_config",
+    "message_class",
     "method_handlers",
     "to_status",
     "verification_to_proto",
@@ -132,14 +134,33 @@ def _translating(handler: Handler) -> Handler:
                 )
             return response
         except VerdictError as error:
+            failure.set(error)
             await context.abort_with_status(to_status(error))
         except grpc.aio.AbortError:
             raise
         except Exception:
             log.exception("internal error in %s", handler.__name__)
-            await context.abort_with_status(to_status(Internal("internal error; the server log has the details")))
+            internal = Internal("internal error; the server log has the details")
+            failure.set(internal)
+            await context.abort_with_status(to_status(internal))
 
-    return translated
+    @functools.wraps(handler)
+    async def decided(self: Any, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        """Every answer, success or error, becomes one decision record when a decision log is configured."""
+        decisions: DecisionLog | None = self._decisions
+        if decisions is None:
+            return await translated(self, request, context)
+        started = time.perf_counter()
+        token = failure.set(None)
+        response = None
+        try:
+            response = await translated(self, request, context)
+            return response
+        finally:
+            record_call(decisions, handler.__name__, request, response, failure.get(), started)
+            failure.reset(token)
+
+    return decided
 
 
 def _deadline(context: grpc.aio.ServicerContext[Any, Any]) -> float | None:
@@ -150,10 +171,18 @@ def _deadline(context: grpc.aio.ServicerContext[Any, Any]) -> float | None:
 class VerdictServicer:
     """Implements verdict.v1.VerdictService over the domain's Verifier and Evaluations."""
 
-    def __init__(self, verifier: Verifier, evaluations: Evaluations, *, max_response_bytes: int = 0) -> None:
+    def __init__(
+        self,
+        verifier: Verifier,
+        evaluations: Evaluations,
+        *,
+        max_response_bytes: int = 0,
+        decisions: DecisionLog | None = None,
+    ) -> None:
         self._verifier = verifier
         self._evaluations = evaluations
         self._max_response_bytes = max_response_bytes
+        self._decisions = decisions
         self._catalogue = _catalogue_response(evaluations.catalogue())
         self._judge_types = frozenset(spec.type for spec in evaluations.catalogue() if spec.uses_judge)
 
@@ -188,8 +217,8 @@ def method_handlers(servicer: VerdictServicer) -> grpc.GenericRpcHandler:
     """One handler per RPC in the proto, decoded leniently. A proto RPC the servicer lacks fails here, at startup."""
     handlers = {}
     for method in SERVICE_DESCRIPTOR.methods:
-        request_class = _message_class(method.input_type)
-        response_class = _message_class(method.output_type)
+        request_class = message_class(method.input_type)
+        response_class = message_class(method.output_type)
         handlers[method.name] = grpc.unary_unary_rpc_method_handler(
             getattr(servicer, method.name),
             request_deserializer=lenient_decoder(request_class),
@@ -198,7 +227,7 @@ def method_handlers(servicer: VerdictServicer) -> grpc.GenericRpcHandler:
     return grpc.method_handlers_generic_handler(SERVICE_NAME, handlers)
 
 
-def _message_class(descriptor: Descriptor) -> type[message.Message]:
+def message_class(descriptor: Descriptor) -> type[message.Message]:
     return getattr(verdict_pb2, descriptor.name)  # type: ignore[no-any-return]
 
 

@@ -20,10 +20,9 @@ import asyncio
 import logging
 import os
 import signal
-import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 import grpc.aio
@@ -35,17 +34,21 @@ from prometheus_client import CollectorRegistry
 from verdict.access import AccessInterceptor
 from verdict.auth import Gate
 from verdict.config import Config
+from verdict.decisions import DecisionLog, build_decision_log
 from verdict.errors import ConfigError
 from verdict.evaluators import Evaluations
 from verdict.health import Health
 from verdict.judges import build_judges
-from verdict.metrics import Metrics
+from verdict.metrics import Metrics, register_runtime_collectors
 from verdict.observe import MetricsInterceptor
 from verdict.rpc import SERVICE_DESCRIPTOR, SERVICE_NAME, VerdictServicer, method_handlers
 from verdict.runner import Runner
 from verdict.scrape import MetricsHttpServer
 from verdict.tls import Certificates, server_credentials
 from verdict.verify.verifier import Verifier
+
+if TYPE_CHECKING:
+    from verdict.connect import ConnectServer
 
 __all__ = ["LIVENESS_SERVICE", "READINESS_SERVICES", "App", "build_server", "serve"]
 
@@ -95,6 +98,10 @@ class App:
     """The plaintext health-only listener (`health_address`), if configured."""
     health_port: int = 0
     access: AccessInterceptor | None = None
+    decisions: DecisionLog | None = None
+    """The decision log (records flushed at the end of the drain), if configured."""
+    http: ConnectServer | None = None
+    """The Connect/gRPC-Web HTTP port (`http_address`), if configured."""
     _stopping: bool = False
     _stopped: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -107,6 +114,8 @@ class App:
         if self.health_server is not None:
             await self.health_server.start()
         await self.server.start()
+        if self.http is not None:
+            self.http.start()
         await self.mark_ready()
 
     async def mark_ready(self) -> None:
@@ -127,10 +136,15 @@ class App:
         try:
             await self.health.drain(READINESS_SERVICES)
             log.info("draining: up to %.1fs for in-flight calls", grace)
-            await self.server.stop(grace)
+            if self.http is not None:
+                await asyncio.gather(self.server.stop(grace), self.http.stop(grace))
+            else:
+                await self.server.stop(grace)
             if self.health_server is not None:
                 await self.health_server.stop(0)
             await self.components.aclose()
+            if self.decisions is not None:
+                await asyncio.to_thread(self.decisions.close)
             log.info("stopped")
         finally:
             self._stopped.set()
@@ -192,13 +206,14 @@ async def build_server(
     process or pool exists that would then have to be cleaned up.
     """
     metrics = Metrics(registry if registry is not None else CollectorRegistry(), model_labels=config.judge_model_labels)
+    register_runtime_collectors(metrics.registry)
     gate = Gate(config, [m.name for m in SERVICE_DESCRIPTOR.methods])
     certificates = Certificates.from_config(config)
     access = AccessInterceptor(
         gate, metrics, per_connection=config.max_calls_per_connection, per_principal=config.max_calls_per_principal
     )
     server = grpc.aio.server(
-        interceptors=[MetricsInterceptor(metrics), access],
+        interceptors=[MetricsInterceptor(metrics, access_log_level=config.access_log_level), access],
         options=_server_options(config, reuse_port=reuse_port),
         maximum_concurrent_rpcs=config.max_concurrent_rpcs or None,
     )
@@ -210,11 +225,15 @@ async def build_server(
     health_port = 0
     if config.health_address:
         health_server = grpc.aio.server(
-            interceptors=[MetricsInterceptor(metrics)], options=_server_options(config, reuse_port=reuse_port)
+            interceptors=[MetricsInterceptor(metrics, access_log_level=config.access_log_level)],
+            options=_server_options(config, reuse_port=reuse_port),
         )
         health_port = _bind(health_server, "health_address", config.health_address, None)
     components = build_components(config, metrics, env if env is not None else os.environ)
-    servicer = VerdictServicer(components.verifier, components.evaluations, max_response_bytes=config.max_message_bytes)
+    decisions = build_decision_log(config, metrics.registry)
+    servicer = VerdictServicer(
+        components.verifier, components.evaluations, max_response_bytes=config.max_message_bytes, decisions=decisions
+    )
     server.add_generic_rpc_handlers((handlers or method_handlers(servicer),))
     not_serving, serving = health_pb2.HealthCheckResponse.NOT_SERVING, health_pb2.HealthCheckResponse.SERVING
     health = Health({**dict.fromkeys(READINESS_SERVICES, not_serving), LIVENESS_SERVICE: serving})
@@ -225,6 +244,23 @@ async def build_server(
     if config.reflection:
         reflection.enable_server_reflection([*served, reflection.SERVICE_NAME], server)
     metrics.initialize_rpcs(SERVICE_NAME, [(m.name, "unary") for m in SERVICE_DESCRIPTOR.methods])
+    http = None
+    if config.http_address:
+        from verdict.connect import ConnectServer, connect_application
+
+        try:
+            http = ConnectServer(
+                connect_application(servicer, metrics, config, access=access),
+                config.http_address,
+                grace_seconds=config.grace_period_seconds,
+                certfile=config.tls_cert_file,
+                keyfile=config.tls_key_file,
+            )
+        except BaseException:
+            await components.aclose()
+            if decisions is not None:
+                decisions.close()
+            raise
     app = App(
         config,
         server,
@@ -237,6 +273,8 @@ async def build_server(
         health_server=health_server,
         health_port=health_port,
         access=access,
+        decisions=decisions,
+        http=http,
     )
     return app, port
 
@@ -286,13 +324,19 @@ async def start_metrics_server(app: App, registry: CollectorRegistry) -> Metrics
     return http
 
 
-async def serve(config: Config, *, env: Mapping[str, str] | None = None, reuse_port: bool = False) -> int:
-    """Run until SIGTERM or SIGINT, then drain (a second signal cuts the drain short). Prints one JSON line when
-    ready; returns the exit status. Raises ConfigError naming the key when an address cannot be bound.
+async def serve(
+    config: Config,
+    *,
+    env: Mapping[str, str] | None = None,
+    reuse_port: bool = False,
+    on_ready: Callable[[dict[str, Any]], None] | None = None,
+) -> int:
+    """Run until SIGTERM or SIGINT, then drain (a second signal cuts the drain short). Logs one `ready` record
+    (fields event=serving, grpc_port, metrics_port) when ready, in the configured log format; returns the exit
+    status. Raises ConfigError naming the key when an address cannot be bound.
 
-    One process, whatever `config.workers` says: `verdict.workers` runs several of these (with `reuse_port`)."""
-    import json
-
+    One process, whatever `config.workers` says: `verdict.workers` runs several of these, each with `reuse_port`
+    and an `on_ready` that tells the supervisor instead of logging (the supervisor logs the one ready record)."""
     prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
     registry = CollectorRegistry()
     app, port = await build_server(config, registry=registry, env=env, reuse_port=reuse_port)
@@ -320,11 +364,14 @@ async def serve(config: Config, *, env: Mapping[str, str] | None = None, reuse_p
         "grpc_port": port,
         "metrics_port": metrics_server.port if metrics_server else None,
         "health_port": app.health_port or None,
+        "http_port": app.http.port if app.http is not None else None,
         "tls": app.certificates is not None,
         "auth": config.auth,
     }
-    sys.stdout.write(json.dumps(ready) + "\n")
-    sys.stdout.flush()
+    if on_ready is not None:
+        on_ready(ready)
+    else:
+        log.info("ready", extra={"fields": ready})
     await stop.wait()
     log.info("signal received; shutting down")
     await app.stop()

@@ -105,7 +105,15 @@ def _cgroup_v1_quotas(root: Path) -> list[float]:
 
 
 def resolve_workers(config: Config) -> int:
-    """The number of worker processes `config` asks for (0: the CPU quota's cores)."""
+    """The number of worker processes `config` asks for (0: the CPU quota's cores). The Connect HTTP port
+    (`http_address`) is served by one process only, so with it the default is 1 and an explicit `workers` above 1
+    is a ConfigError naming `workers`."""
+    if config.http_address:
+        if config.workers > 1:
+            raise ConfigError(
+                "workers", "http_address (the Connect HTTP port) is served by one process: set workers: 1"
+            )
+        return 1
     return config.workers or cpu_quota_cores()
 
 
@@ -294,12 +302,12 @@ class Supervisor:
                     "grpc_port": ports[0],
                     "metrics_port": http.port if http else None,
                     "health_port": _port(worker_config.health_address),
+                    "http_port": None,
                     "tls": self.config.tls,
                     "auth": self.config.auth,
                     "workers": self.workers,
                 }
-                sys.stdout.write(json.dumps(ready) + "\n")
-                sys.stdout.flush()
+                log.info("ready", extra={"fields": ready})
                 log.info("supervising %d workers on port %d", self.workers, ports[0])
             await stop.wait()
             log.info("signal received; draining %d workers", self.workers)
@@ -331,15 +339,21 @@ async def supervise(config: Config, workers: int, *, env: Mapping[str, str] | No
 
 def _worker_main(argv: list[str]) -> int:
     """`python -m verdict.workers CONFIG_FILE`: one worker, started by the supervisor (not a user interface)."""
-    from verdict.cli import configure_logging
+    from verdict.logs import configure_logging
     from verdict.server import serve
 
     config = load_config(argv[0], env={})
-    configure_logging(config)
+    configure_logging(config.log_format, config.log_level)
     # stdin is a pipe from the supervisor: end of file means the supervisor is gone (even by SIGKILL), and a worker
     # without its supervisor drains and exits rather than serving on, unsupervised and unscraped.
     threading.Thread(target=_exit_with_parent, daemon=True).start()
-    return asyncio.run(serve(config, reuse_port=True))
+    return asyncio.run(serve(config, reuse_port=True, on_ready=_tell_supervisor))
+
+
+def _tell_supervisor(ready: dict[str, object]) -> None:
+    """The worker's ready line, on stdout: a pipe only the supervisor reads (the pod's logs get its one record)."""
+    sys.stdout.write(json.dumps(ready) + "\n")
+    sys.stdout.flush()
 
 
 def _exit_with_parent() -> None:

@@ -6,8 +6,8 @@ import grpc
 import pytest
 
 from tests.support import ServerProcess
-from verdict.v1 import verdict_pb2
 from verdict_client import AsyncVerdictClient, VerdictRpcError, VerifyVerdict
+from verdict_client.protos import verdict_pb2
 
 
 async def test_verify_response(server: ServerProcess) -> None:

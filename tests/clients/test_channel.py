@@ -14,7 +14,6 @@ import grpc
 import pytest
 
 from tests.clients.fakes import Recorder, fake_server
-from verdict.v1 import verdict_pb2
 from verdict_client import (
     AsyncVerdictClient,
     ClientConfig,
@@ -23,6 +22,7 @@ from verdict_client import (
     VerdictClient,
     VerdictRpcError,
 )
+from verdict_client.protos import verdict_pb2
 
 FAST_RETRIES = RetryPolicy(max_attempts=4, initial_backoff_seconds=0.01, max_backoff_seconds=0.05)
 NO_RETRIES = RetryPolicy(max_attempts=1)

@@ -6,7 +6,6 @@ import grpc
 import pytest
 
 from tests.support import ServerProcess
-from verdict.v1 import verdict_pb2
 from verdict_client import (
     ClientConfig,
     Evaluation,
@@ -14,6 +13,7 @@ from verdict_client import (
     VerdictRpcError,
     VerifyVerdict,
 )
+from verdict_client.protos import verdict_pb2
 
 
 @pytest.fixture

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import shutil
 import signal
 import socket
@@ -40,6 +39,7 @@ from tests.deploy.test_monitoring import (
     dashboard_targets,
     recordings,
 )
+from tests.support import read_ready
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
 
 JOB = "verdict"
@@ -100,7 +100,7 @@ def wait_for(what: str, check: Callable[[], Any], seconds: float = WAIT_SECONDS)
     pytest.fail(f"gave up waiting for {what} after {seconds:.0f} s; last answer: {last!r}")
 
 
-def stop(process: subprocess.Popen[bytes]) -> None:
+def stop(process: subprocess.Popen[Any]) -> None:
     if process.poll() is None:
         process.send_signal(signal.SIGTERM)
         try:
@@ -115,7 +115,7 @@ class Stack:
     grpc_port: int
     metrics_port: int
     prometheus: str
-    server: subprocess.Popen[bytes]
+    server: subprocess.Popen[Any]
 
     def api(self, path: str, **params: str) -> Any:
         url = f"{self.prometheus}/api/v1/{path}?{urllib.parse.urlencode(params)}"
@@ -134,7 +134,7 @@ class Stack:
         return {tuple(s["metric"].get(label, "") for label in labels): float(s["value"][1]) for s in self.query(expr)}
 
 
-def start_server(tmp: Path) -> tuple[subprocess.Popen[bytes], int, int]:
+def start_server(tmp: Path) -> tuple[subprocess.Popen[str], int, int]:
     verdict = shutil.which("verdict", path=str(Path(sys.executable).parent))
     assert verdict is not None, "the verdict console script is not installed in this virtualenv (make install)"
     judges = tmp / "judges"
@@ -145,23 +145,17 @@ def start_server(tmp: Path) -> tuple[subprocess.Popen[bytes], int, int]:
     env["PATH"] = f"{judges}:{os.environ.get('PATH', '/usr/bin:/bin')}"
     env["VERDICT_JUDGE_HOST"] = "claude-code"
     process = subprocess.Popen(
-        [verdict, "serve", "--grpc-address", "127.0.0.1:0", "--metrics-address", "127.0.0.1:0"],
-        stdout=subprocess.PIPE,
-        stderr=(tmp / "verdict.log").open("wb"),
+        [verdict, "serve", "--grpc-address", "127.0.0.1:0", "--metrics-address", "127.0.0.1:0", "--log-format", "json"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
         env=env,
     )
-    assert process.stdout is not None
-    deadline = time.monotonic() + WAIT_SECONDS
-    while time.monotonic() < deadline and process.poll() is None:
-        if select.select([process.stdout], [], [], 0.2)[0]:
-            ready = json.loads(process.stdout.readline())
-            assert ready["event"] == "serving"
-            return process, ready["grpc_port"], ready["metrics_port"]
-    stop(process)
-    pytest.fail(f"verdict serve did not print its ready line: {(tmp / 'verdict.log').read_text(errors='replace')}")
+    ready, _lines = read_ready(process, WAIT_SECONDS)
+    return process, ready["grpc_port"], ready["metrics_port"]
 
 
-def start_prometheus(tmp: Path, metrics_port: int) -> tuple[subprocess.Popen[bytes], str]:
+def start_prometheus(tmp: Path, metrics_port: int) -> tuple[subprocess.Popen[Any], str]:
     binary = tool("prometheus", PROMTOOL_HOW)
     rules = subprocess.run(
         [sys.executable, str(MONITORING / "rules_file.py")], capture_output=True, text=True, timeout=60, check=True

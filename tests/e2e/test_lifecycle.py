@@ -157,7 +157,7 @@ def test_a_bad_config_file_stops_serve_with_exit_two_naming_the_key(
     assert done.returncode == 2, done.stderr
     assert key in done.stderr
     assert fragment in done.stderr
-    assert "serving" not in done.stdout
+    assert "event=serving" not in done.stderr
 
 
 async def test_invalid_utf8_amid_other_calls_is_a_rich_invalid_argument_and_the_rest_are_answered() -> None:

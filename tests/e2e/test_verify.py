@@ -58,8 +58,9 @@ HOSTILE = {
     "deep json brackets": "```json\n" + "[" * 100_000 + "]" * 100_000 + "\n```",
     "deep yaml flow": "```yaml\n" + "[" * 50_000 + "]" * 50_000 + "\n```",
     "megabyte line": "```python\nx = '" + "a" * 1_000_000 + "'\n```",
-    "thousands of fences": "```json\n{}\n```\n" * 5_000,
-    "unclosed fence 200 KB": "```\n" + "text line\n" * 20_000,
+    "thousands of fences": "".join(f'```json\n{{"i": {i}}}\n```\n' for i in range(5_000)),
+    "unclosed fence 200 KB": "```\n" + "".join(f"text line {i}\n" for i in range(16_000)),
+    "a repetition loop, 4 MB": "Answer:\n" + "and then again " * 270_000,
     "bash nesting that segfaults bash": "```bash\necho " + "$(" * 2_000 + "x" + ")" * 2_000 + "\n```",
     "replacement characters": "```python\nprint('\ufffd\ufffd')\n```",
 }
@@ -92,6 +93,7 @@ async def _hostile_scenario(running: Running) -> None:
         assert response.verdict != V.VERIFY_VERDICT_UNSPECIFIED, name
     assert results["unclosed fence 200 KB"].verdict == V.VERIFY_VERDICT_TRUNCATED
     assert results["thousands of fences"].verdict == V.VERIFY_VERDICT_OK
+    assert results["a repetition loop, 4 MB"].verdict == V.VERIFY_VERDICT_MALFORMED
     # A checker that crashes or hits a limit is unverifiable, never malformed.
     for name in ("deep python brackets", "deep json brackets", "bash nesting that segfaults bash"):
         assert results[name].verdict == V.VERIFY_VERDICT_UNVERIFIABLE, (name, results[name].detail)

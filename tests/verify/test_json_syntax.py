@@ -120,3 +120,21 @@ def test_a_broken_fragment_still_reports_the_fragments_error() -> None:
 def test_a_fragment_error_on_its_first_line_names_the_blocks_column() -> None:
     """The `{` added around a fragment shifted every first-line column by one."""
     assert check_json('"port": ,\n"host": "a"\n') == CodeCheck(MALFORMED, "Expecting value (column 9)", 1)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        '{\n  "a": [1, 2},\n  // the rest\n  "b": 2\n}\n',
+        '{"items": [1 2], "more": [...]}',
+        '{"a": "// not a comment", "b": }',
+        '{"a": 1,, "b": "…"}',
+    ],
+    ids=["a bracket before a comment", "an error before a placeholder", "a marker in a string", "ellipsis in a string"],
+)
+def test_a_comment_or_placeholder_away_from_the_error_excuses_nothing(code: str) -> None:
+    assert check_json(code).verdict is MALFORMED
+
+
+def test_a_comment_after_a_complete_value_is_still_jsonc() -> None:
+    assert check_json('{"a": 1}\n// a note for the reader\n').verdict is UNVERIFIABLE

@@ -168,7 +168,118 @@ def test_a_pasted_traceback_is_unverifiable() -> None:
         "    main()\n"
         "ZeroDivisionError: division by zero\n"
     )
-    assert check_python(traceback) == CodeCheck(UNVERIFIABLE, "a Python traceback, not source code")
+    assert check_python(traceback) == CodeCheck(UNVERIFIABLE, "a Python traceback, not source code", 1)
+    assert check_python("print(1)\n" + traceback) == CodeCheck(UNVERIFIABLE, "a Python traceback, not source code", 2)
+
+
+def test_an_error_before_a_pasted_traceback_is_malformed() -> None:
+    code = 'result = compute((1, 2)\nTraceback (most recent call last):\n  File "a.py", line 1\nValueError: x\n'
+    assert check_python(code).verdict is MALFORMED
+
+
+def test_traceback_text_inside_a_string_excuses_nothing() -> None:
+    code = 'EXPECTED = """\nTraceback (most recent call last):\n  File "a.py"\n"""\nassert run() == EXPECTED[\n'
+    assert check_python(code).verdict is MALFORMED
+
+
+class TestExcusesStandWhereTheErrorIs:
+    """Placeholders and newer grammar excuse a failure only on or next to the error, never inside a string literal."""
+
+    @pytest.mark.parametrize(
+        "code",
+        [
+            "NULL = '<NULL>'\nvalues = [NULL, 1\n",
+            "def read(row):\n    return row.get('<NULL>', None\n",
+            'msg = "fill in <your name>"\nprint(msg))\n',
+            "x = 1  # <YOUR_API_KEY> goes in the env\ny = (x\n",
+            "config = {'a': '…'}\nif config:\nprint(config)\n",
+        ],
+        ids=["in an earlier string", "in a string on the error line", "quoted", "in a comment", "ellipsis in a string"],
+    )
+    def test_a_placeholder_in_a_string_or_comment_excuses_nothing(self, code: str) -> None:
+        assert check_python(code).verdict is MALFORMED
+
+    def test_a_placeholder_away_from_the_error_column_excuses_nothing(self) -> None:
+        code = "call(<arg>) if ok else fail(\n"
+        assert check_python(code).verdict is UNVERIFIABLE  # the error is at the placeholder
+        assert check_python("y = 1 +\nx = [<item>]\n").verdict is MALFORMED  # the error is on another line
+
+    @pytest.mark.skipif(sys.version_info >= (3, 14), reason="3.14 accepts t-strings")
+    def test_newer_grammar_inside_a_string_excuses_nothing(self) -> None:
+        assert check_python("doc = \"write t'x' for a template\"\nprint(doc\n").verdict is MALFORMED
+        assert check_python('greeting = t"hello {name}"\n').verdict is UNVERIFIABLE
+
+    @pytest.mark.skipif(sys.version_info >= (3, 14), reason="3.14 accepts the shape")
+    def test_newer_grammar_on_another_line_excuses_nothing(self) -> None:
+        assert check_python("try:\n    pass\nexcept ValueError, TypeError:\n    pass\nx = (\n").verdict is UNVERIFIABLE
+        assert check_python("x = (\ntry:\n    pass\nexcept ValueError, TypeError:\n    pass\n").verdict is MALFORMED
+
+
+class TestStubs:
+    """A header whose body is only a comment or a placeholder is a stub the model left to fill: unverifiable."""
+
+    @pytest.mark.parametrize(
+        "code",
+        [
+            "def solve(nums: list[int]) -> int:\n    # Your code here\n",
+            "class Solution:\n    def twoSum(self, nums, target):\n        # write your solution\n",
+            "def a():\n    # TODO\n\ndef b():\n    <implementation>\n\ndef c():\n    return 1\n",
+            "for item in items:\n    # process each item\nprint('done')\n",
+            "def solve(...):\n    # TODO\n",
+        ],
+        ids=["a function", "a method", "several", "a loop", "placeholder arguments"],
+    )
+    def test_a_stub_is_unverifiable(self, code: str) -> None:
+        result = check_python(code)
+        assert result.verdict is UNVERIFIABLE
+        assert "stub" in result.detail or "placeholder" in result.detail
+
+    @pytest.mark.parametrize(
+        ("code", "line"),
+        [
+            ("def solve(x):\n    # TODO\n\nresult = solve((1)\n", 4),
+            ("def solve(x):\n", 1),
+            ("def solve(x):\n# not indented, not a body\nreturn x\n", 3),
+        ],
+        ids=["a real error beside a stub", "a header with no body at all", "code after the comment"],
+    )
+    def test_a_real_error_is_still_malformed(self, code: str, line: int) -> None:
+        result = check_python(code)
+        assert result.verdict is MALFORMED
+        assert result.line == line
+
+
+class TestOtherLanguages:
+    """A block tagged python that is unmistakably another language is unverifiable, named."""
+
+    @pytest.mark.parametrize(
+        ("code", "language"),
+        [
+            ("cimport numpy as cnp\ncdef int total = 0\n", "Cython"),
+            ("def f(x):\n    cdef double y = x * 2\n    return y\n", "Cython"),
+            ("const total = items.reduce((a, b) => a + b, 0);\nconsole.log(total);\n", "JavaScript"),
+            ("function add(a, b) {\n  return a + b;\n}\n", "JavaScript"),
+            ("#include <stdio.h>\nint main(void) {\n  return 0;\n}\n", "C-family"),
+            ("pip install requests\nimport requests\n", "shell"),
+        ],
+    )
+    def test_another_language_is_unverifiable(self, code: str, language: str) -> None:
+        result = check_python(code)
+        assert result.verdict is UNVERIFIABLE
+        assert result.detail.startswith(f"not python: {language}")
+
+    @pytest.mark.parametrize(
+        "code",
+        [
+            "const = 1\nx = (\n",
+            "def f(x):\n    return x =>\n",
+            "print('const x = 1;')\nprint(\n",
+            "# function f() { in a comment\ny = [\n",
+        ],
+        ids=["a python name", "an arrow after a python error", "js in a string", "js in a comment"],
+    )
+    def test_python_with_a_lookalike_is_malformed(self, code: str) -> None:
+        assert check_python(code).verdict is MALFORMED
 
 
 def test_a_lone_surrogate_is_unverifiable() -> None:
@@ -269,7 +380,7 @@ def test_on_python_311_newer_grammar_is_unverifiable_and_real_errors_stay_malfor
 
 
 class TestSessionsInsideCode:
-    """`>>>` lines in a block that fails to parse may be a docstring's examples, not a session (a false ok before)."""
+    """`>>>` lines in a docstring are ordinary code: an error elsewhere is malformed, never excused as a session."""
 
     @pytest.mark.parametrize(
         "code",
@@ -280,8 +391,13 @@ class TestSessionsInsideCode:
         ],
         ids=["unclosed bracket after the docstring", "cut inside the docstring", "prompts in a string constant"],
     )
-    def test_broken_code_around_doctest_examples_is_never_ok(self, code: str) -> None:
+    def test_broken_code_around_doctest_examples_is_malformed(self, code: str) -> None:
         result = check_python(code)
+        assert result.verdict is MALFORMED
+        assert "session" not in result.detail
+
+    def test_prompts_right_after_code_that_fails_there_are_still_unverifiable(self) -> None:
+        result = check_python("import json\n>>> json.dumps({})\n'{}'\n")
         assert result.verdict is UNVERIFIABLE
         assert "prompts after code" in result.detail
 

@@ -165,3 +165,85 @@ def test_placeholders_with_paths_colons_and_at_signs_are_unverifiable(code: str,
     result = interpret_bash(Snippet(code), 2, stderr)
     assert result.verdict is UNVERIFIABLE
     assert repr(placeholder) in result.detail
+
+
+class TestExcusesStandWhereTheErrorIs:
+    """A placeholder or another language excuses bash's error only on the line bash blamed, outside quotes."""
+
+    def test_a_placeholder_in_quotes_on_the_blamed_line_excuses_nothing(self) -> None:
+        script = Snippet('echo "use <name> here" )\n')
+        stderr = "/dev/stdin: line 1: syntax error near unexpected token `)'\n"
+        assert interpret_bash(script, 2, stderr).verdict is Verdict.MALFORMED
+
+    def test_a_placeholder_on_another_line_excuses_nothing(self) -> None:
+        script = Snippet("npm <command>\nif true; then\n  echo hi\n")
+        stderr = "/dev/stdin: line 4: syntax error: unexpected end of file\n"
+        assert interpret_bash(script, 2, stderr).verdict is Verdict.MALFORMED
+
+    def test_an_error_without_a_line_excuses_nothing(self) -> None:
+        script = Snippet("npm <command>\n")
+        assert interpret_bash(script, 2, "bash: syntax error\n").verdict is Verdict.MALFORMED
+
+    @pytest.mark.parametrize(
+        ("code", "stderr", "language"),
+        [
+            (
+                "def main():\n    print('hi')\n",
+                "/dev/stdin: line 1: syntax error near unexpected token `('\n",
+                "Python",
+            ),
+            (
+                "foreach ($f in Get-ChildItem) {\n  Write-Host $f\n}\n",
+                "/dev/stdin: line 1: syntax error near unexpected token `$f'\n",
+                "PowerShell",
+            ),
+            (
+                "const add = (a, b) => { return a + b; };\n",
+                "/dev/stdin: line 1: syntax error near unexpected token `('\n",
+                "JavaScript",
+            ),
+        ],
+    )
+    def test_another_language_on_the_blamed_line_is_unverifiable(self, code: str, stderr: str, language: str) -> None:
+        result = interpret_bash(Snippet(code), 2, stderr)
+        assert result.verdict is Verdict.UNVERIFIABLE
+        assert result.detail.startswith(f"not shell: {language}")
+
+    def test_a_lookalike_in_quotes_is_malformed(self) -> None:
+        script = Snippet('echo "def main():" (\n')
+        stderr = "/dev/stdin: line 1: syntax error near unexpected token `('\n"
+        assert interpret_bash(script, 2, stderr).verdict is Verdict.MALFORMED
+
+
+class TestStubs:
+    """A body of nothing but comments is a stub: bash rejects it, and it would hide every error after it."""
+
+    @pytest.mark.parametrize(
+        ("code", "header"),
+        [
+            ("deploy() {\n  # TODO: push the image\n}\ndeploy\n", 1),
+            ("if [ -f x ]; then\n  # handle the file\nfi\n", 1),
+            ("for f in *.log; do\n  # compress each log\ndone\n", 1),
+            ("if ok; then\n  echo yes\nelse\n  # nothing yet\nfi\n", 3),
+        ],
+    )
+    def test_a_comment_only_body_is_filled_and_recorded(self, code: str, header: int) -> None:
+        script = shell_script(code)
+        assert script.stubs == (header,)
+        assert script.text.count("\n") == code.count("\n")
+        result = interpret_bash(script, 0, "")
+        assert (result.verdict, result.line) == (UNVERIFIABLE, header)
+        assert result.detail.startswith("a stub")
+
+    def test_an_error_beside_a_stub_is_still_malformed(self) -> None:
+        script = shell_script("f() {\n  # TODO\n}\necho $(\n")
+        stderr = "/dev/stdin: line 5: unexpected EOF while looking for matching `)'\n"
+        assert interpret_bash(script, 2, stderr).verdict is MALFORMED
+
+    @pytest.mark.parametrize(
+        "code",
+        ["f() {\n}\n", "cat <<EOF\n{\n# a comment in the data\n}\nEOF\n", "if x; then\n  run # go\nfi\n"],
+        ids=["an empty body", "a here-document", "code with a comment"],
+    )
+    def test_no_stub_without_a_comment_only_body(self, code: str) -> None:
+        assert shell_script(code).stubs == ()

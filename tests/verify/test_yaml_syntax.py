@@ -152,3 +152,35 @@ def test_an_explicit_core_tag_on_a_value_it_cannot_take_is_unverifiable_without_
     result = check_yaml(code)
     assert result.verdict is Verdict.UNVERIFIABLE
     assert result.detail.startswith("well-formed, but PyYAML cannot construct a value")
+
+
+class TestTemplatesOnlyWhereTheErrorIs:
+    """A template marker excuses a YAML error only where it stands, outside quoted scalars; `${{ }}` is YAML."""
+
+    def test_quoted_jinja_in_an_lm_eval_task_excuses_an_unrelated_error(self) -> None:
+        task = 'task: arc\ndoc_to_text: "Question: {{question}}\\nAnswer:"\ndoc_to_choice: [A, B\n'
+        result = check_yaml(task)
+        assert result.verdict is MALFORMED
+        assert result.line == 4
+
+    def test_an_error_far_from_an_unquoted_marker_is_malformed(self) -> None:
+        assert check_yaml("name: {{ .Values.name }}\nlabels:\n  app: web\nports: [80, 443\n").verdict is MALFORMED
+
+    @pytest.mark.parametrize(
+        "code",
+        [
+            "spec:\n  {{- if .Values.replicas }}\n  replicas: 2\n  {{- end }}\n",
+            "{% for host in hosts %}\n- {{ host }}\n{% endfor %}\n",
+            "key: value\nother: {{ var }} and more\n",
+        ],
+        ids=["helm", "jinja statement", "jinja expression mid-value"],
+    )
+    def test_a_template_failing_at_its_marker_is_unverifiable(self, code: str) -> None:
+        result = check_yaml(code)
+        assert result.verdict is UNVERIFIABLE
+        assert result.detail.startswith("a template")
+
+    def test_github_actions_expressions_are_yaml(self) -> None:
+        workflow = "on: push\njobs:\n  build:\n    if: ${{ github.event_name == 'push' }}\n    steps:\n"
+        assert check_yaml(workflow + "      - run: echo ${{ github.sha }}\n").verdict is OK
+        assert check_yaml(workflow + "      - run: [echo ${{ github.sha }}\n").verdict is MALFORMED

@@ -9,7 +9,7 @@ from typing import Any, TypeAlias
 
 import grpc
 
-from verdict.v1 import verdict_pb2
+from verdict_client._proto.verdict.v1 import verdict_pb2
 from verdict_client.config import ClientConfig
 
 EvaluatorConfigLike: TypeAlias = verdict_pb2.EvaluatorConfig | Mapping[str, Any] | str

@@ -9,9 +9,9 @@ from typing import Any
 import grpc
 import grpc.aio
 
-from verdict.v1 import verdict_pb2, verdict_pb2_grpc
 from verdict_client import _calls
 from verdict_client._calls import EvaluatorConfigLike, Metadata
+from verdict_client._proto.verdict.v1 import verdict_pb2, verdict_pb2_grpc
 from verdict_client.config import ClientConfig
 from verdict_client.errors import VerdictRpcError
 from verdict_client.results import Evaluation, EvaluatorCatalogue, Verification

@@ -15,8 +15,8 @@ from types import MappingProxyType
 from typing import Any
 
 import grpc
+from google.protobuf.message import DecodeError
 from google.rpc import error_details_pb2, status_pb2
-from grpc_status import rpc_status
 
 __all__ = ["FieldViolation", "VerdictRpcError"]
 
@@ -104,15 +104,16 @@ class VerdictRpcError(Exception):
 
 
 def _rich_status(error: grpc.RpcError) -> Any:
-    """The google.rpc.Status of a failed call, or None.
+    """The google.rpc.Status of a failed call, read from the `grpc-status-details-bin` trailer, or None.
 
-    `rpc_status.from_call` refuses a Status whose code or message disagrees with the call's (a proxy rewrote one);
-    the details are still the server's, so they are decoded from the trailer directly then.
+    The trailer is decoded directly (not through grpcio-status, which the client does not depend on); a Status whose
+    code or message disagrees with the call's (a proxy rewrote one) still carries the server's details, so it is kept.
     """
-    try:
-        return rpc_status.from_call(error)
-    except ValueError:
-        for key, value in error.trailing_metadata() or ():
-            if key == _DETAILS_TRAILER:
+    trailers = error.trailing_metadata() if callable(getattr(error, "trailing_metadata", None)) else None
+    for key, value in trailers or ():
+        if key == _DETAILS_TRAILER and isinstance(value, bytes):
+            try:
                 return status_pb2.Status.FromString(value)
-        return None
+            except DecodeError:
+                return None
+    return None

@@ -12,7 +12,7 @@ from typing import Any
 
 from google.protobuf import json_format
 
-from verdict.v1 import verdict_pb2
+from verdict_client._proto.verdict.v1 import verdict_pb2
 
 __all__ = ["BlockCheck", "Evaluation", "EvaluatorCatalogue", "SecondOpinion", "Verification", "VerifyVerdict"]
 

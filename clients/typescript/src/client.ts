@@ -59,6 +59,60 @@ export interface Evaluation {
 
 export type VerifyInput = VerifyResponseRequest & { text: string };
 
+/**
+ * A structural verdict, spelled as everywhere people read it (CLI, docs, the Python client): the wire enum
+ * `VERIFY_VERDICT_MALFORMED` without its prefix, in lower case. `unknown` stands for the zero value and for any value
+ * a newer server may add; whether such a verdict failed is still known from `failed`.
+ */
+export type VerifyVerdict = "ok" | "truncated" | "malformed" | "unverifiable" | "unknown";
+
+/** The outcome of checking one fenced block; `line` and `errorLine` are one-based lines of the response. */
+export interface BlockCheck {
+  blockIndex: number;
+  language: string;
+  verdict: VerifyVerdict;
+  detail: string;
+  line: number;
+  errorLine: number;
+}
+
+/** The verdict on one completion. `failed` means: do not accept this completion. The proto answer is at `raw`. */
+export interface Verification {
+  verdict: VerifyVerdict;
+  failed: boolean;
+  detail: string;
+  checks: BlockCheck[];
+  secondOpinion: { verdict: VerifyVerdict; reason: string; host: string } | null;
+  raw: VerifyResponseResponse__Output;
+}
+
+const VERDICTS: ReadonlySet<string> = new Set(["ok", "truncated", "malformed", "unverifiable"]);
+
+/** `VERIFY_VERDICT_MALFORMED` (or its number) -> `malformed`; anything else -> `unknown`. */
+export function verdictName(wire: string | number): VerifyVerdict {
+  const name = String(wire).replace(/^VERIFY_VERDICT_/, "").toLowerCase();
+  return VERDICTS.has(name) ? (name as VerifyVerdict) : "unknown";
+}
+
+function verificationFrom(raw: VerifyResponseResponse__Output): Verification {
+  const opinion = raw.secondOpinion;
+  return {
+    verdict: verdictName(raw.verdict),
+    failed: raw.failed,
+    detail: raw.detail,
+    checks: raw.checks.map((check) => ({
+      blockIndex: check.blockIndex,
+      language: check.language,
+      verdict: verdictName(check.verdict),
+      detail: check.detail,
+      line: check.line,
+      errorLine: check.errorLine,
+    })),
+    secondOpinion: opinion ? { verdict: verdictName(opinion.verdict), reason: opinion.reason, host: opinion.host } : null,
+    raw,
+  };
+}
+
 export class VerdictClient {
   readonly target: string;
   private readonly stub: VerdictServiceClient;
@@ -83,9 +137,15 @@ export class VerdictClient {
     this.stub = new Service(target, channelCredentials(options.tls), channelOptions(options));
   }
 
-  /** Structurally verify one completion (VerifyResponse). */
-  verifyResponse(request: VerifyInput, options: CallOptions = {}): Promise<VerifyResponseResponse__Output> {
-    return this.unary((req, meta, opts, done) => this.stub.verifyResponse(req, meta, opts, done), request, options, false);
+  /** Structurally verify one completion (VerifyResponse). Verdicts come back lower-case: `"malformed"`. */
+  async verifyResponse(request: VerifyInput, options: CallOptions = {}): Promise<Verification> {
+    const raw = await this.unary<VerifyInput, VerifyResponseResponse__Output>(
+      (req, meta, opts, done) => this.stub.verifyResponse(req, meta, opts, done),
+      request,
+      options,
+      false,
+    );
+    return verificationFrom(raw);
   }
 
   /** Run one evaluator over one loop step's output (Evaluate). */

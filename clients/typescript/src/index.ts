@@ -8,13 +8,17 @@
  * ```
  */
 export {
+  type BlockCheck,
   type CallOptions,
   type EvaluateBlock,
   type EvaluateInput,
   type Evaluation,
   type EvaluatorConfigLike,
   VerdictClient,
+  type Verification,
+  verdictName,
   type VerifyInput,
+  type VerifyVerdict,
 } from "./client";
 export { type ClientOptions, channelOptions, type Keepalive, type RetryPolicy, serviceConfig, type TlsOptions } from "./config";
 export { type FieldViolation, VerdictRpcError } from "./errors";
@@ -22,5 +26,3 @@ export type { JsonObject, JsonValue } from "./struct";
 export type { EvaluatorConfig } from "./generated/verdict/v1/EvaluatorConfig";
 export type { EvaluatorInfo__Output as EvaluatorInfo } from "./generated/verdict/v1/EvaluatorInfo";
 export type { ListEvaluatorsResponse__Output as ListEvaluatorsResponse } from "./generated/verdict/v1/ListEvaluatorsResponse";
-export type { VerifyResponseResponse__Output as Verification } from "./generated/verdict/v1/VerifyResponseResponse";
-export type { VerifyVerdict__Output as VerifyVerdict } from "./generated/verdict/v1/VerifyVerdict";

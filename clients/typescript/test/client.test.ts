@@ -20,20 +20,20 @@ describe("VerdictClient against a real server", () => {
 
   it("verifies a completion with a parsing block", async () => {
     const result = await client.verifyResponse({ text: "```python\nprint('hi')\n```\n", finishReason: "stop" });
-    assert.equal(result.verdict, "VERIFY_VERDICT_OK");
+    assert.equal(result.verdict, "ok");
     assert.equal(result.failed, false);
     assert.deepEqual(
       result.checks.map((check) => [check.blockIndex, check.language, check.verdict]),
-      [[0, "python", "VERIFY_VERDICT_OK"]],
+      [[0, "python", "ok"]],
     );
   });
 
   it("reports a truncated and a malformed completion as failed", async () => {
     const truncated = await client.verifyResponse({ text: "The answer is", finishReason: "length" });
-    assert.equal(truncated.verdict, "VERIFY_VERDICT_TRUNCATED");
+    assert.equal(truncated.verdict, "truncated");
     assert.equal(truncated.failed, true);
     const malformed = await client.verifyResponse({ text: "```json\n{\"a\": }\n```\n", finishReason: "stop" });
-    assert.equal(malformed.verdict, "VERIFY_VERDICT_MALFORMED");
+    assert.equal(malformed.verdict, "malformed");
     assert.equal(malformed.checks[0]?.language, "json");
   });
 

@@ -64,7 +64,7 @@ describe("VerdictClient with TLS and a bearer token", () => {
     });
     try {
       const result = await client.verifyResponse({ text: "```json\n{}\n```\n", finishReason: "stop" });
-      assert.equal(result.verdict, "VERIFY_VERDICT_OK");
+      assert.equal(result.verdict, "ok");
       const catalogue = await client.listEvaluators();
       assert.ok(catalogue.evaluators.length > 0);
       await assert.rejects(
@@ -151,7 +151,7 @@ describe("VerdictClient with mutual TLS", () => {
     });
     try {
       const result = await client.verifyResponse({ text: "```json\n{}\n```\n", finishReason: "stop" });
-      assert.equal(result.verdict, "VERIFY_VERDICT_OK");
+      assert.equal(result.verdict, "ok");
       await assert.rejects(
         client.listEvaluators(),
         (error: unknown) => error instanceof VerdictRpcError && error.reason === "RPC_NOT_ALLOWED",

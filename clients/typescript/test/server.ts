@@ -27,8 +27,11 @@ function python(): string {
 export function startServer(readyTimeoutMs = 60_000, extraArgs: string[] = []): Promise<RunningServer> {
   const child = spawn(
     python(),
-    ["-m", "verdict", "serve", "--grpc-address", "127.0.0.1:0", "--metrics-address", "127.0.0.1:0", ...extraArgs],
-    { cwd: REPO_ROOT, stdio: ["ignore", "pipe", "pipe"] },
+    [
+      "-m", "verdict", "serve", "--grpc-address", "127.0.0.1:0", "--metrics-address", "127.0.0.1:0",
+      "--log-format", "json", ...extraArgs,
+    ],
+    { cwd: REPO_ROOT, stdio: ["ignore", "ignore", "pipe"] },
   );
   const killOnExit = () => child.kill("SIGKILL");
   process.once("exit", killOnExit);
@@ -45,7 +48,8 @@ export function startServer(readyTimeoutMs = 60_000, extraArgs: string[] = []): 
       clearTimeout(timer);
       reject(new Error(`verdict serve exited with ${code} before it was ready:\n${stderr}`));
     });
-    const lines = createInterface({ input: child.stdout! });
+    // The server logs JSON records on stderr; its ready record has event "serving" and the bound ports.
+    const lines = createInterface({ input: child.stderr! });
     lines.on("line", (line) => {
       let ready: { event?: string; grpc_port?: number };
       try {

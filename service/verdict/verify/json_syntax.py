@@ -1,7 +1,8 @@
 """JSON blocks, checked by `json.loads` (RFC 8259), with the leniencies real Markdown needs (reference §3.1, §6.6).
 
-- `//` and `/* */` comments (JSONC) or `...` / `…` placeholders outside strings: unverifiable, not malformed. People
-  annotate and elide examples; a strict parser cannot say whether the rest is right.
+- `//` and `/* */` comments (JSONC) or `...` / `…` placeholders outside strings, *where the parser failed*:
+  unverifiable, not malformed. People annotate and elide examples; a strict parser cannot say whether the rest is
+  right. A parser that fails before the first comment or placeholder found a real error: malformed.
 - A bare `"key": value` fragment (members cut out of a bigger object, a trailing comma allowed) is retried wrapped in
   `{}`.
 - Several values one after another (JSON Lines, or two documents in one block) are accepted when each one parses.
@@ -18,6 +19,7 @@ import json
 import re
 from collections.abc import Callable
 
+from verdict.verify.excuses import near
 from verdict.verify.model import CodeCheck, Verdict
 
 __all__ = ["check_json"]
@@ -52,7 +54,12 @@ def check_json(code: str) -> CodeCheck:
 
 
 def _lenient(code: str, error: json.JSONDecodeError) -> CodeCheck:
-    for match in _STRING_OR_MARK.finditer(code):
+    at = _skip_whitespace(code, error.pos)
+    for match in _STRING_OR_MARK.finditer(code, 0, at + 4):
+        if not (match.group(1) or match.group(2)):
+            continue
+        if not near(match.start(), match.end(), at):
+            break  # the parser failed before the first comment or placeholder: that is a real error
         if match.group(1):
             return CodeCheck(
                 Verdict.UNVERIFIABLE, "JSON with comments (JSONC) is not strict JSON", _line_of(code, match)

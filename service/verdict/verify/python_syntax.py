@@ -28,9 +28,10 @@ import re
 import sys
 import textwrap
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from verdict.verify.excuses import blank_python_strings, near, other_language
 from verdict.verify.model import CodeCheck, Verdict
 from verdict.verify.snippet import Snippet
 
@@ -47,6 +48,8 @@ class GrammarFeature:
     since: tuple[int, int]
     name: str
     pattern: re.Pattern[str]
+    literal: bool = False
+    """The feature is a kind of string literal: an error anywhere after its prefix on the line is in it."""
 
 
 NEWER_GRAMMAR = (
@@ -57,13 +60,15 @@ NEWER_GRAMMAR = (
             r"^\s*(?:type\s+[A-Za-z_]\w*\s*[\[=]|(?:async\s+)?def\s+[A-Za-z_]\w*\s*\[|class\s+[A-Za-z_]\w*\s*\[)"
         ),
     ),
-    GrammarFeature((3, 12), "PEP 701 f-strings", re.compile(r"(?<![\w.])(?:[rR][fF]|[fF][rR]?)['\"]")),
+    GrammarFeature((3, 12), "PEP 701 f-strings", re.compile(r"(?<![\w.])(?:[rR][fF]|[fF][rR]?)['\"]"), literal=True),
     GrammarFeature(
         (3, 13),
         "PEP 696 type parameter defaults",
         re.compile(r"^\s*(?:type|(?:async\s+)?def|class)\s+[A-Za-z_]\w*\s*\[[^\]]*="),
     ),
-    GrammarFeature((3, 14), "PEP 750 template strings", re.compile(r"(?<![\w.])(?:[rR][tT]|[tT][rR]?)['\"]")),
+    GrammarFeature(
+        (3, 14), "PEP 750 template strings", re.compile(r"(?<![\w.])(?:[rR][tT]|[tT][rR]?)['\"]"), literal=True
+    ),
     GrammarFeature((3, 14), "PEP 758 except without parentheses", re.compile(r"^\s*except\s*\*?\s*[^\s(:][^:]*,")),
     GrammarFeature((3, 15), "PEP 810 lazy imports", re.compile(r"^\s*lazy\s+(?:import|from)\s")),
     GrammarFeature(
@@ -82,7 +87,8 @@ _LIMITS = re.compile(
 _INCOMPLETE = re.compile(
     r"was never closed|unexpected EOF|expected an indented block|unterminated triple-quoted|incomplete input"
 )
-_PLACEHOLDER = re.compile(r"<[A-Za-z_.][\w .:/-]*>|…")
+_PLACEHOLDER = re.compile(r"<[A-Za-z_.][\w .:/-]*>|…|(?<=\()\s*\.\.\.\s*(?=\))")
+"""`<your-api-key>`, `…`, and `(...)` standing for arguments (`def solve(...):`); a bare `...` is Ellipsis."""
 _TRACEBACK = re.compile(r"^Traceback \(most recent call last\):$", re.MULTILINE)
 _DOCTEST = re.compile(r"^\s*(>>>|\.\.\.)(?: |$)")
 _IPYTHON = re.compile(r"^\s*(?:In \[\d*\]:|\.\.\.:)(?: |$)")
@@ -99,16 +105,16 @@ def check_python(code: str) -> CodeCheck:
         return CodeCheck(Verdict.OK)
     if failure.limit or not failure.syntax:
         return failure.judge(whole)
-    if _is_session(code):
+    lines = code.split("\n")
+    if _is_session(code) and _session_at(lines, failure.line):
         return _check_session(code)
-    if _TRACEBACK.search(code):
-        return CodeCheck(Verdict.UNVERIFIABLE, "a Python traceback, not source code")
+    if _in_traceback(lines, failure.line):
+        return CodeCheck(Verdict.UNVERIFIABLE, "a Python traceback, not source code", failure.line)
     cell = _CELL_MAGIC.match(code.lstrip("\n"))
     if cell and cell.group(1) not in _PYTHON_CELL_MAGICS:
         return CodeCheck(Verdict.UNVERIFIABLE, f"IPython cell magic %%{cell.group(1)}: the cell is not Python")
     snippet = whole
-    lines = code.split("\n")
-    if any(_MAGIC_OR_PROMPT.match(line) for line in lines):
+    if _next_to(lines, failure.line, _MAGIC_OR_PROMPT.match):
         snippet = Snippet.from_lines(
             ((number, text) for number, text in enumerate(lines, 1) if not _MAGIC_OR_PROMPT.match(text)),
             "IPython magics and $ prompts dropped",
@@ -120,9 +126,93 @@ def check_python(code: str) -> CodeCheck:
         snippet, failure = retry, _parse(retry)
         if failure is None or failure.message != "unexpected indent":
             break
+    if failure is not None and failure.message.startswith("expected an indented block"):
+        stubbed = _fill_stubs(snippet)
+        if stubbed is not None:
+            filled, first_stub = stubbed
+            refilled = _parse(filled)
+            if refilled is None:
+                return CodeCheck(
+                    Verdict.UNVERIFIABLE,
+                    f"a stub: the body after line {snippet.body_line(first_stub)} is only comments or a placeholder",
+                    snippet.body_line(first_stub),
+                )
+            snippet, failure = filled, refilled
     if failure is None:
         return CodeCheck(Verdict.OK, f"checked with {snippet.note}" if snippet.note else "")
     return failure.judge(snippet)
+
+
+def _next_to(lines: list[str], line: int, test: Callable[[str], object]) -> bool:
+    """Whether the one-based `line` or the line before it passes `test` (an excuse must stand where the error is)."""
+    return any(0 < number <= len(lines) and test(lines[number - 1]) for number in (line, line - 1))
+
+
+def _opens_or_continues_example(line: str) -> bool:
+    return _DOCTEST.match(line) is not None or _IPYTHON.match(line) is not None
+
+
+def _session_at(lines: list[str], line: int) -> bool:
+    """Whether the parser's error is the session's doing: on or right after a prompt line, or in the preamble before
+    the first prompt (comments, `$ python`) of a block that holds nothing else there. A docstring's `>>>` examples
+    elsewhere in code that fails for another reason are not a session."""
+    if _next_to(lines, line, _opens_or_continues_example):
+        return True
+    first = next((number for number, text in enumerate(lines, 1) if _opens_example(text)), 0)
+    return 0 < line <= first and not _code_before_first_prompt(lines)
+
+
+def _in_traceback(lines: list[str], line: int) -> bool:
+    """Whether the one-based `line` lies in a pasted traceback: at or after a `Traceback (most recent call last):` line
+    with nothing but indented frame lines between (the final `ValueError: ...` line is the first unindented one)."""
+    for number in range(min(line, len(lines)), 0, -1):
+        text = lines[number - 1]
+        if _TRACEBACK.match(text):
+            return True
+        if number != line and text.strip() and not text[:1].isspace():
+            return False
+    return False
+
+
+_HEADER = re.compile(
+    r"^([ \t]*)(?:async[ \t]+)?(?:def|class|if|elif|else|for|while|with|try|except|finally|match|case)\b.*:$"
+)
+
+
+def _fill_stubs(snippet: Snippet) -> tuple[Snippet, int] | None:
+    """The snippet with `pass` written over the first comment or placeholder line of every header whose body holds
+    nothing else (`def solve(x):` then `# your code here`), and the first such header's line; None when there is none.
+
+    Lines keep their count and order, so the parser's line numbers still map back. A header at the very end with no
+    body at all is not a stub: nothing stands in for the body, it is missing.
+    """
+    lines = snippet.text.split("\n")
+    filled = list(lines)
+    first = 0
+    for index, line in enumerate(lines):
+        code = blank_python_strings(line).rstrip()
+        header = _HEADER.match(code)
+        if header is None:
+            continue
+        indent = len(header.group(1).expandtabs())
+        body: list[int] = []
+        for following in range(index + 1, len(lines)):
+            text = lines[following]
+            stripped = text.strip()
+            if not stripped:
+                continue
+            deeper = len(text.expandtabs()) - len(text.expandtabs().lstrip()) > indent
+            if not (stripped.startswith("#") or _PLACEHOLDER.fullmatch(stripped)) or not deeper:
+                if deeper:
+                    body = []  # real code in the body: not a stub
+                break
+            body.append(following)
+        if body:
+            filled[body[0]] = " " * (indent + 4) + "pass"
+            first = first or index + 1
+    if not first:
+        return None
+    return Snippet("\n".join(filled), snippet.origin, snippet.note), first
 
 
 def newer_grammar_feature(line: str, running: tuple[int, int] = GRAMMAR) -> GrammarFeature | None:
@@ -140,6 +230,8 @@ class _Failure:
     end_line: int = 0
     syntax: bool = True
     limit: bool = False
+    column: int = -1
+    """Zero-based column of the error on `line`, -1 when the parser gave none."""
 
     @property
     def incomplete(self) -> bool:
@@ -154,9 +246,9 @@ class _Failure:
         if not self.syntax:
             return CodeCheck(Verdict.UNVERIFIABLE, self.message, line)
         last = min(max(self.line, self.end_line), self.line + 4)
-        blamed = [snippet.line_text(n) for n in range(self.line, last + 1)]
-        for text in blamed:
-            feature = newer_grammar_feature(text)
+        blamed = [(n, snippet.line_text(n)) for n in range(self.line, last + 1)]
+        for number, text in blamed:
+            feature = _newer_grammar_near(text, self.column if number == self.line else -1)
             if feature is not None:
                 since = ".".join(map(str, feature.since))
                 return CodeCheck(
@@ -165,15 +257,44 @@ class _Failure:
                     f"Python {platform.python_version()}",
                     line,
                 )
-        for text in blamed:
-            placeholder = _PLACEHOLDER.search(text)
-            if placeholder is not None:
+        for number, text in blamed:
+            placeholder = _placeholder_near(text, self.column if number == self.line else -1)
+            if placeholder:
                 return CodeCheck(
                     Verdict.UNVERIFIABLE,
-                    f"placeholder {placeholder.group(0)!r} where code should be: {self.message}",
+                    f"placeholder {placeholder!r} where code should be: {self.message}",
                     line,
                 )
+        other = other_language(snippet.line_text(self.line), "python")
+        if other is not None:
+            return CodeCheck(
+                Verdict.UNVERIFIABLE,
+                f"not python: {other.language} ({other.marker!r}) on the line the parser rejected: {self.message}",
+                line,
+            )
         return CodeCheck(Verdict.MALFORMED, self.message + note, line)
+
+
+def _newer_grammar_near(line: str, column: int) -> GrammarFeature | None:
+    """The newer-grammar feature the line uses outside its strings, on or next to the error column."""
+    masked = blank_python_strings(line)
+    for feature in reversed(NEWER_GRAMMAR):
+        if feature.since <= GRAMMAR:
+            continue
+        for match in feature.pattern.finditer(masked):
+            end = len(line) if feature.literal else match.end()  # an error anywhere in a new literal is the literal's
+            if near(match.start(), end, column):
+                return feature
+    return None
+
+
+def _placeholder_near(line: str, column: int) -> str:
+    """The placeholder outside strings and comments on or next to the error column ("" if none)."""
+    masked = blank_python_strings(line)
+    for match in _PLACEHOLDER.finditer(masked):
+        if near(match.start(), match.end(), column):
+            return line[match.start() : match.end()]
+    return ""
 
 
 def _parse(snippet: Snippet) -> _Failure | None:
@@ -184,7 +305,10 @@ def _parse(snippet: Snippet) -> _Failure | None:
             ast.parse(snippet.text, filename="<block>", mode="exec")
     except SyntaxError as error:
         message = error.msg or "invalid syntax"
-        return _Failure(message, error.lineno or 0, error.end_lineno or 0, limit=bool(_LIMITS.search(message)))
+        column = error.offset - 1 if error.offset and error.offset > 0 else -1
+        return _Failure(
+            message, error.lineno or 0, error.end_lineno or 0, limit=bool(_LIMITS.search(message)), column=column
+        )
     except (MemoryError, RecursionError) as error:
         return _Failure(f"{type(error).__name__}: {error}", syntax=False, limit=True)
     except UnicodeError as error:

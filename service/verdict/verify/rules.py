@@ -3,12 +3,14 @@
 1. A tool-call turn is unverifiable, even when its finish reason says it ran out of budget (see `envelope_verdict`).
 2. A finish reason that means "ran out of budget", in any provider's spelling, is truncated: decisive, even when the
    text is empty or parses.
-3. Empty or whitespace-only text is malformed.
+3. Empty or whitespace-only text is malformed; so is an answer that ends in a repetition loop (`loops.find_loop`: the
+   same line, sentence or words repeated over its last thousands of characters), with its own reason.
 4. No fenced block: unverifiable (most prose lands here, and "could not check" is not "wrong").
-5. Per block: an unterminated fence is truncated whatever its language; an empty block is unverifiable; a language
-   with no checker is unverifiable; a block over `max_block_bytes` is unverifiable ("too large to check"); blocks past
-   `max_checked_blocks` are not parsed and share one unverifiable entry ("too many blocks"), but the scan still reads
-   every fence, so an unterminated last block is still caught.
+5. Per block: a fence that is not closed because its closer is malformed, or because the pairs shifted, is malformed
+   with a named reason (`closers.broken_fences`); any other unterminated fence is truncated whatever its language; an
+   empty block is unverifiable; a language with no checker is unverifiable; a block over `max_block_bytes` is
+   unverifiable ("too large to check"); blocks past `max_checked_blocks` are not parsed and share one unverifiable
+   entry ("too many blocks"), but the scan still reads every fence, so an unterminated last block is still caught.
 6. The response: truncated outranks malformed outranks ok outranks unverifiable.
 
 Running the language checks is the Verifier's job (inline, in a process pool, or `bash -n`); `verify_offline` runs the
@@ -22,8 +24,10 @@ from dataclasses import dataclass
 
 from verdict.config import Config
 from verdict.verify.checks import IN_PROCESS_CHECKERS, check_code
+from verdict.verify.closers import BrokenFence, broken_fences
 from verdict.verify.fences import FencedBlock, FenceScan, scan_fences_bounded
 from verdict.verify.languages import Checker, Language, resolve_language
+from verdict.verify.loops import find_loop
 from verdict.verify.model import BlockCheck, CodeCheck, Verdict, Verification, VerifyInput
 
 __all__ = [
@@ -65,7 +69,11 @@ def is_tool_turn(request: VerifyInput) -> bool:
 
 
 def envelope_verdict(request: VerifyInput) -> Verification | None:
-    """The verdict the envelope alone decides (rules 1-3), or None when the blocks must be read.
+    """The verdict the envelope and the text as a whole decide (rules 1-3), or None when the blocks must be read.
+
+    A repetition loop at the end is decided here, before the fences: a model that looped inside a code block leaves an
+    unterminated fence, and "truncated" would invite the caller to ask for a continuation of the loop. Reading the loop
+    costs a bounded amount whatever the text's size (`loops.WINDOW`).
 
     Tool-call turns are exempt even from truncation, as in the reference: such a turn routinely stops mid-sentence at
     the call boundary, and 29 of 63 completions of a real agent session were tool turns that a naive check called
@@ -78,6 +86,9 @@ def envelope_verdict(request: VerifyInput) -> Verification | None:
         return Verification(Verdict.TRUNCATED, f"finish_reason={request.finish_reason.strip()}")
     if not request.text.strip():
         return Verification(Verdict.MALFORMED, "empty response")
+    loop = find_loop(request.text)
+    if loop is not None:
+        return Verification(Verdict.MALFORMED, f"line {loop.line}: {loop.detail}")
     return None
 
 
@@ -107,10 +118,12 @@ def triage(scan: FenceScan, config: Config) -> list[BlockCheck | PendingCheck]:
         extra = scan.blocks[limit:]
         tail = extra[-1] if not extra[-1].closed else scan.unclosed_tail
         scan = FenceScan(scan.blocks[:limit], scan.total, extra[0].line, tail)
+    built = list(scan.blocks) + ([scan.unclosed_tail] if scan.unclosed_tail is not None else [])
+    broken = broken_fences(built)
     result: list[BlockCheck | PendingCheck] = []
     for index, block in enumerate(scan.blocks):
         language = resolve_language(block.language)
-        decided = _decided(index, block, language, config)
+        decided = _decided(index, block, language, config, broken.get(index))
         result.append(decided if decided is not None else PendingCheck(index, block, language))
     skipped = scan.total - len(scan.blocks) - (1 if scan.unclosed_tail is not None else 0)
     if skipped:
@@ -125,17 +138,22 @@ def triage(scan: FenceScan, config: Config) -> list[BlockCheck | PendingCheck]:
         )
     if scan.unclosed_tail is not None:
         tail = scan.unclosed_tail
-        name = resolve_language(tail.language).name
-        result.append(
-            BlockCheck(scan.total - 1, name, Verdict.TRUNCATED, f"unterminated code fence ({tail.fence})", tail.line)
-        )
+        decided = _decided(scan.total - 1, tail, resolve_language(tail.language), config, broken.get(len(built) - 1))
+        assert decided is not None  # an unclosed block is always decided
+        result.append(decided)
     return result
 
 
-def _decided(index: int, block: FencedBlock, language: Language, config: Config) -> BlockCheck | None:
+def _decided(
+    index: int, block: FencedBlock, language: Language, config: Config, broken: BrokenFence | None
+) -> BlockCheck | None:
     def check(verdict: Verdict, detail: str) -> BlockCheck:
         return BlockCheck(index, language.name, verdict, detail, block.line)
 
+    if broken is not None:
+        return BlockCheck(
+            index, language.name, Verdict.MALFORMED, f"line {broken.line}: {broken.detail}", block.line, broken.line
+        )
     if not block.closed:
         return check(Verdict.TRUNCATED, f"unterminated code fence ({block.fence})")
     if not block.body.strip():

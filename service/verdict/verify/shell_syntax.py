@@ -13,8 +13,9 @@ Reading the answer, in order:
 - a "here-document ... delimited by end-of-file" warning: truncated, though bash exits 0 (the block stops inside the
   here-document);
 - a last line ending in a line-continuation backslash: truncated, though bash exits 0;
-- exit 1 or 2: malformed with bash's own message, unless the line holds a `<placeholder>` (`npm <command>` reads as
-  redirections): unverifiable;
+- exit 1 or 2: malformed with bash's own message, unless the line bash blamed holds, outside quotes, a `<placeholder>`
+  (`npm <command>` reads as redirections) or an unmistakable marker of another language (a Python `def f():`,
+  PowerShell's `Get-ChildItem`): unverifiable. An error bash gives no line for excuses nothing;
 - any other exit (126, 127: bash could not read the script): unverifiable;
 - exit 0: ok.
 
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import re
 
+from verdict.verify.excuses import blank_quoted, other_language
 from verdict.verify.model import CodeCheck, Verdict
 from verdict.verify.snippet import Snippet
 
@@ -47,10 +49,60 @@ _HEREDOC_TOKEN = re.compile(
 )
 """A here-document operator with its delimiter, or what may hide one: a quoted string, an escape, other text."""
 _WORD_BREAK = frozenset(" \t;&|()<>")
+_BODY_OPENER = re.compile(r"(?:^|[\s;)])(?:\{|then|do|else)$")
+"""A line that opens a body: a function or group `{`, `then`, `do`, `else` at its end (comments aside)."""
+_STUB_HINT = re.compile(r"^[ \t]*+#[^\n]*+\n(?:[ \t]*+\n)*+[ \t]*+(?:\}|(?:fi|done|esac|else|elif)\b)", re.MULTILINE)
+"""A comment line followed (blank lines aside) by a body's closing word: without one there is no stub to fill, and the
+line-by-line pass is skipped (it is Python; this search is C)."""
+_BODY_CLOSER = re.compile(r"(?:\}|fi|done|esac|else|elif)(?:[\s;|&)]|$)")
 
 
 def shell_script(code: str) -> Snippet:
-    """The script bash should parse: the block as written, or the commands of a `$ `-prompted transcript."""
+    """The script bash should parse: the block as written, or the commands of a `$ `-prompted transcript, with every
+    stub filled (`fill_stubs`)."""
+    return fill_stubs(_commands(code))
+
+
+def fill_stubs(script: Snippet) -> Snippet:
+    """The script with `:` written over the first line of every body that holds only comments (`f() {` then
+    `# TODO` then `}`; `then` / `do` / `else` bodies alike), the header lines recorded in `stubs`.
+
+    bash rejects an empty body, so such a stub would hide every error after it; filled, one `bash -n` run says whether
+    the stub is the script's only failure (exit 0: unverifiable, "a stub") or not (the other error is judged). Lines
+    keep their count, so bash's line numbers still map back.
+    """
+    if _STUB_HINT.search(script.text) is None:
+        return script
+    lines = script.text.split("\n")
+    stubs = []
+    header = -1
+    comments: list[int] = []
+    heredocs: list[tuple[str, bool]] = []
+    for index, line in enumerate(lines):
+        if heredocs:  # a here-document's body is data: its `{`, `#` and `}` lines are no stub
+            delimiter, strip_tabs = heredocs[0]
+            if (line.lstrip("\t") if strip_tabs else line) == delimiter:
+                heredocs.pop(0)
+            continue
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if header >= 0 and stripped.startswith("#"):
+            comments.append(index)
+            continue
+        if header >= 0 and comments and _BODY_CLOSER.match(stripped):
+            lines[comments[0]] = " " * (len(line) - len(line.lstrip()) + 2) + ":"
+            stubs.append(header + 1)
+        maybe_header = "{" in line or "then" in line or "do" in line or "else" in line
+        header = index if maybe_header and _BODY_OPENER.search(_without_comment(line).rstrip()) else -1
+        comments = []
+        heredocs = _heredoc_delimiters(line) if "<<" in line else []
+    if not stubs:
+        return script
+    return Snippet("\n".join(lines), script.origin, script.note, tuple(stubs))
+
+
+def _commands(code: str) -> Snippet:
     lines = code.split("\n")
     if not any(_PROMPT.match(line) for line in lines):
         return Snippet(code)
@@ -106,6 +158,9 @@ def interpret_bash(
     continued = _last_line_continues(script)
     if continued:
         return CodeCheck(Verdict.TRUNCATED, "the last line ends in a line continuation (\\)", continued)
+    if returncode == 0 and script.stubs:
+        line = script.body_line(script.stubs[0])
+        return CodeCheck(Verdict.UNVERIFIABLE, f"a stub: the body after line {line} is only comments", line)
     if returncode == 0:
         return CodeCheck(Verdict.OK, f"checked with {script.note}" if script.note else "")
     first = messages[0] if messages else f"bash -n exited {returncode}"
@@ -113,15 +168,21 @@ def interpret_bash(
     line, message = (int(located.group(1)), located.group(2)) if located else (0, first.removeprefix("bash: "))
     if returncode not in (1, 2):
         return CodeCheck(Verdict.UNVERIFIABLE, f"bash -n could not check the block (exit {returncode}): {message}")
-    suspects = [script.line_text(line)] if line else [script.text]
-    for text in suspects:
-        placeholder = _PLACEHOLDER.search(text)
-        if placeholder is not None:
-            return CodeCheck(
-                Verdict.UNVERIFIABLE,
-                f"placeholder {placeholder.group(0)!r} where a word should be: {message}",
-                script.body_line(line),
-            )
+    blamed = script.line_text(line) if line else ""
+    placeholder = _PLACEHOLDER.search(blank_quoted(blamed))
+    if placeholder is not None:
+        return CodeCheck(
+            Verdict.UNVERIFIABLE,
+            f"placeholder {blamed[placeholder.start() : placeholder.end()]!r} where a word should be: {message}",
+            script.body_line(line),
+        )
+    other = other_language(blamed, "shell")
+    if other is not None:
+        return CodeCheck(
+            Verdict.UNVERIFIABLE,
+            f"not shell: {other.language} ({other.marker!r}) on the line bash rejected: {message}",
+            script.body_line(line),
+        )
     note = f" ({script.note})" if script.note else ""
     return CodeCheck(Verdict.MALFORMED, message + note, script.body_line(line))
 

@@ -20,6 +20,8 @@ class Snippet:
     origin: tuple[int, ...] | None = None
     note: str = ""
     """What was done to the body, for details: "doctest prompts removed", "" when nothing was."""
+    stubs: tuple[int, ...] = ()
+    """Snippet lines (one-based) of headers whose comment-only body was filled in so the parser could go on."""
 
     @classmethod
     def from_lines(cls, lines: Iterable[tuple[int, str]], note: str) -> Snippet:

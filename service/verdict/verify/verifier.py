@@ -34,7 +34,7 @@ from verdict.errors import Unavailable
 from verdict.metrics import Metrics
 from verdict.runner import Command, CommandNotFound, Runner, minimal_env, signal_name
 from verdict.verify.checks import check_code
-from verdict.verify.fences import FenceScan, scan_fences_bounded
+from verdict.verify.fences import FenceScan, needs_containers, scan_fences_bounded
 from verdict.verify.languages import Checker, metric_label
 from verdict.verify.model import BlockCheck, CodeCheck, SecondOpinionResult, Verdict, Verification, VerifyInput
 from verdict.verify.rules import NO_BLOCKS, PendingCheck, aggregate, envelope_verdict, is_tool_turn, place, triage
@@ -47,6 +47,9 @@ logger = logging.getLogger(__name__)
 
 SCAN_INLINE_CHARS = 64 * 1024
 """Texts up to this size are scanned for fences on the event loop (a few milliseconds at worst: 16k fence lines)."""
+
+SCAN_INLINE_CONTAINER_CHARS = 8 * 1024
+"""The same for texts whose fences sit in list items or quotes: markdown-it-py reads those at 0.3-1.5 MB/s."""
 
 BASH_OUTPUT_CAP = 64 * 1024
 """Bytes of bash's stdout and stderr kept; its first error line is all a verdict needs."""
@@ -80,7 +83,12 @@ class Verifier:
         if verification is None:
             scan = await self._scan(request.text)
             if scan.total:
-                verification = aggregate(await self._check(triage(scan, self._config)), scan.total)
+                # triage names broken closers with a few regex passes over the bodies: off the loop for large texts
+                if len(request.text) <= SCAN_INLINE_CHARS:
+                    decided = triage(scan, self._config)
+                else:
+                    decided = await asyncio.to_thread(triage, scan, self._config)
+                verification = aggregate(await self._check(decided), scan.total)
             else:
                 verification = NO_BLOCKS
         judge = self._second_opinion if second_opinion else None
@@ -116,7 +124,7 @@ class Verifier:
 
     async def _scan(self, text: str) -> FenceScan:
         """The fence scan; a large text is scanned in a thread, whose Python loop yields the GIL to the event loop."""
-        if len(text) <= SCAN_INLINE_CHARS:
+        if len(text) <= SCAN_INLINE_CONTAINER_CHARS or (len(text) <= SCAN_INLINE_CHARS and not needs_containers(text)):
             return scan_fences_bounded(text, self._config.max_checked_blocks)
         return await asyncio.to_thread(scan_fences_bounded, text, self._config.max_checked_blocks)
 
@@ -154,7 +162,8 @@ class Verifier:
         return [item if isinstance(item, BlockCheck) else next(done) for item in plan]
 
     async def _check_shell(self, code: str) -> CodeCheck:
-        script = shell_script(code)
+        # preparing the script (transcripts, stubs) is a Python pass over its lines: off the loop for large blocks
+        script = shell_script(code) if len(code) <= SCAN_INLINE_CHARS else await asyncio.to_thread(shell_script, code)
         if not script.text.strip():
             return CodeCheck(Verdict.UNVERIFIABLE, "no commands left once prompts and output lines are dropped")
         try:

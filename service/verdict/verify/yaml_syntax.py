@@ -12,7 +12,10 @@ What counts as what:
 - a constructor error (an unhashable mapping key, a bad merge, a `!!binary` that is not base64, a timestamp like
   2001-13-45) is unverifiable: the YAML is well-formed, PyYAML's safe constructor just cannot build it;
 - a duplicate anchor is unverifiable: YAML allows redefining an anchor, PyYAML does not;
-- a template (Helm / Jinja `{{ }}` or `{% %}` markers) that fails is unverifiable: it is not YAML until rendered;
+- a template (Helm / Jinja `{{ }}` or `{% %}` markers) that fails *where a marker stands* (on or next to the parser's
+  problem or context position, outside quoted scalars) is unverifiable: it is not YAML until rendered. A marker
+  anywhere else excuses nothing: lm-eval task files quote `"{{question}}"` and are plain YAML, so an unrelated error
+  there is malformed; and GitHub Actions' `${{ ... }}` is an expression inside YAML, never a template;
 - libyaml's nesting-depth limit, RecursionError and MemoryError are the parser giving up: unverifiable.
 
 YAML truncation is mostly invisible to a parser (85 % of byte cuts still parse, reference §3.4): an unterminated fence
@@ -21,10 +24,12 @@ or the finish reason is what catches it.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
 
+from verdict.verify.excuses import blank_quoted, near
 from verdict.verify.model import CodeCheck, Verdict
 
 __all__ = ["check_yaml"]
@@ -74,6 +79,26 @@ def check_yaml(code: str) -> CodeCheck:
     return CodeCheck(Verdict.OK)
 
 
+_TEMPLATE = re.compile(r"(?<!\$)\{\{.*?(?:\}\}|$)|\{%.*?(?:%\}|$)")
+"""A Helm/Jinja expression or statement on one line (to its end when it is not closed there); `${{` is GitHub Actions'
+expression syntax, which is YAML."""
+
+
+def _template_near(code: str, error: yaml.MarkedYAMLError) -> str:
+    """The template marker (outside quoted scalars) on or next to where the parser failed, or ""."""
+    if "{{" not in code and "{%" not in code:
+        return ""
+    lines = code.split("\n")
+    for mark in (error.problem_mark, error.context_mark):
+        if mark is None or not 0 <= mark.line < len(lines):
+            continue
+        masked = blank_quoted(lines[mark.line])
+        for match in _TEMPLATE.finditer(masked):
+            if near(match.start(), match.end(), mark.column):
+                return match.group(0)[:2] + " " + match.group(0)[-2:]
+    return ""
+
+
 def _marked(code: str, error: yaml.MarkedYAMLError) -> CodeCheck:
     mark = error.problem_mark or error.context_mark
     line = mark.line + 1 if mark is not None else 0
@@ -86,6 +111,9 @@ def _marked(code: str, error: yaml.MarkedYAMLError) -> CodeCheck:
         return CodeCheck(Verdict.UNVERIFIABLE, f"well-formed, but PyYAML cannot construct it: {message}", line)
     if "duplicate anchor" in message:
         return CodeCheck(Verdict.UNVERIFIABLE, f"PyYAML refuses a redefined anchor, which YAML allows: {message}", line)
-    if "{{" in code or "{%" in code:
-        return CodeCheck(Verdict.UNVERIFIABLE, f"a template (Helm/Jinja), not YAML until rendered: {message}", line)
+    template = _template_near(code, error)
+    if template:
+        return CodeCheck(
+            Verdict.UNVERIFIABLE, f"a template (Helm/Jinja {template}), not YAML until rendered: {message}", line
+        )
     return CodeCheck(Verdict.MALFORMED, message + column, line)

@@ -1,0 +1,284 @@
+"""The same RPCs on an HTTP port, over the Connect protocol: `curl -d '{"text": ...}'` for shell scripts and CI jobs,
+gRPC-Web for browsers, and plain gRPC too, for clients that cannot reach the gRPC port.
+
+The official Connect runtime for Python (`connectrpc`, conformance-tested) speaks the three protocols
+(Connect with JSON or binary protobuf, unary GET included; gRPC; gRPC-Web) and Hypercorn serves it over HTTP/1.1
+and HTTP/2 (cleartext, prior knowledge or upgrade), in the server's own event loop. Nothing is reimplemented: every
+call goes to the same `VerdictServicer` method as a gRPC call, through a small adapter that gives it what it reads
+from a gRPC context (the deadline, the metadata) and turns its `abort_with_status` into a `ConnectError` with the
+same code, message and details (ErrorInfo, BadRequest). So validation, limits (`max_message_bytes` both ways,
+deadlines), decision records, metrics (`grpc_server_*` with the same method labels) and the access log are shared.
+
+The endpoints are built from the proto's service descriptor, like the gRPC handlers, so an RPC added to the proto is
+served here too or the server fails at startup.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import grpc
+from connectrpc.code import Code
+from connectrpc.compat import google_protobuf_codecs
+from connectrpc.errors import ConnectError
+from connectrpc.method import IdempotencyLevel, MethodInfo, StreamType
+from connectrpc.request import RequestContext
+from connectrpc.server import ConnectASGIApplication, Endpoint
+from google.rpc import status_pb2
+from hypercorn.asyncio.run import worker_serve
+from hypercorn.config import Config as HypercornConfig
+from hypercorn.utils import wrap_app
+from protobuf.wkt import Any as ConnectAny
+
+from verdict.access import AccessInterceptor, publish, unpublish
+from verdict.config import Config
+from verdict.errors import ConfigError, VerdictError
+from verdict.metrics import Metrics, grpc_code_label
+from verdict.observe import CallContext, MethodSeries, current_call, log_access, parse_traceparent
+from verdict.rpc import SERVICE_DESCRIPTOR, SERVICE_NAME, VerdictServicer, message_class, to_status
+
+__all__ = ["ConnectServer", "connect_application", "method_infos"]
+
+log = logging.getLogger("verdict.connect")
+
+_DETAILS_TRAILER = "grpc-status-details-bin"
+
+
+class _CallAdapter:
+    """What the servicer and the access gate read from a gRPC servicer context, answered from a Connect request
+    context. The HTTP port verifies no client certificates, so its callers authenticate with bearer tokens."""
+
+    def __init__(self, ctx: RequestContext[Any, Any]) -> None:
+        self._ctx = ctx
+
+    def peer(self) -> str:
+        return f"http:{self._ctx.client_address or 'unknown'}"
+
+    def auth_context(self) -> dict[str, list[bytes]]:
+        return {}
+
+    def time_remaining(self) -> float | None:
+        remaining = self._ctx.timeout_ms
+        return None if remaining is None else max(0.0, remaining / 1000)
+
+    def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
+        headers = self._ctx.request_headers
+        return tuple((key.lower(), value) for key, value in headers.allitems())
+
+    async def abort_with_status(self, status: grpc.Status) -> None:
+        raise connect_error(status)
+
+
+def connect_error(status: grpc.Status) -> ConnectError:
+    """The gRPC rich status the servicer built, as a ConnectError: same code, message and details."""
+    code = Code[grpc.StatusCode(status.code).name if isinstance(status.code, grpc.StatusCode) else "UNKNOWN"]
+    details = []
+    for key, value in status.trailing_metadata or ():
+        if key == _DETAILS_TRAILER:
+            rich = status_pb2.Status.FromString(value)
+            details = [ConnectAny(type_url=detail.type_url, value=detail.value) for detail in rich.details]
+    return ConnectError(code, status.details or "", details)
+
+
+_CANCELLED_CODES = {Code.CANCELED: grpc.StatusCode.CANCELLED}
+
+
+def _grpc_code(error: BaseException | None, ctx: RequestContext[Any, Any]) -> grpc.StatusCode:
+    if error is None:
+        return grpc.StatusCode.OK
+    if isinstance(error, ConnectError):
+        return _CANCELLED_CODES.get(error.code) or grpc.StatusCode[error.code.name]
+    if isinstance(error, asyncio.CancelledError):
+        remaining = ctx.timeout_ms
+        return (
+            grpc.StatusCode.DEADLINE_EXCEEDED if remaining is not None and remaining <= 0 else grpc.StatusCode.CANCELLED
+        )
+    return grpc.StatusCode.UNKNOWN
+
+
+class _InFlightTotal:
+    """`max_concurrent_rpcs` for the HTTP port: calls beyond it are RESOURCE_EXHAUSTED at once, as gRPC does on its
+    port (each port has its own limit)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.count = 0
+
+    def __enter__(self) -> None:
+        if self.limit and self.count >= self.limit:
+            raise ConnectError(
+                Code.RESOURCE_EXHAUSTED, f"the server is at max_concurrent_rpcs ({self.limit}) on its HTTP port"
+            )
+        self.count += 1
+
+    def __exit__(self, *exc: object) -> None:
+        self.count -= 1
+
+
+def _endpoint_function(
+    behavior: Callable[[Any, Any], Awaitable[Any]],
+    series: MethodSeries,
+    in_flight: _InFlightTotal,
+    access: AccessInterceptor | None,
+) -> Callable[[Any, RequestContext[Any, Any]], Awaitable[Any]]:
+    async def call(request: Any, ctx: RequestContext[Any, Any]) -> Any:
+        started = time.perf_counter()
+        series.started.inc()
+        series.received.inc()
+        headers = ctx.request_headers
+        traceparent = headers.get("traceparent", "")
+        context = CallContext(
+            series.method,
+            headers.get("x-request-id", ""),
+            None if ctx.timeout_ms is None else ctx.timeout_ms / 1000,
+            parse_traceparent(traceparent) if traceparent else None,
+            "",
+            "connect",
+        )
+        token = current_call.set(context)
+        adapter = _CallAdapter(ctx)
+        error: BaseException | None = None
+        try:
+            with in_flight:
+                if access is None:
+                    return await behavior(request, adapter)
+                try:
+                    caller, connection = access.admit(SERVICE_NAME, series.method, adapter)
+                except VerdictError as refused:
+                    raise connect_error(to_status(refused)) from None
+                published = publish(caller)
+                try:
+                    return await behavior(request, adapter)
+                finally:
+                    unpublish(published)
+                    access.release(caller, connection)
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            code = _grpc_code(error, ctx)
+            series.finish(started, code)
+            if code == grpc.StatusCode.OK:
+                series.sent.inc()
+            if series.access_level is not None:
+                log_access(series.access_level, series.full_method, grpc_code_label(code), started)
+            current_call.reset(token)
+
+    return call
+
+
+def method_infos() -> dict[str, MethodInfo[Any, Any]]:
+    """Connect's description of every RPC of the service, from the proto's descriptor (servers and clients)."""
+    return {
+        method.name: MethodInfo(
+            name=method.name,
+            service_name=SERVICE_NAME,
+            input=message_class(method.input_type),
+            output=message_class(method.output_type),
+            # Every RPC answers from its request alone (state travels in the request): safe to send as GET.
+            idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+            stream_type=StreamType.UNARY,
+        )
+        for method in SERVICE_DESCRIPTOR.methods
+    }
+
+
+class _VerdictConnectApp(ConnectASGIApplication[VerdictServicer]):
+    @property
+    def path(self) -> str:
+        return f"/{SERVICE_NAME}"
+
+
+def connect_application(
+    servicer: VerdictServicer, metrics: Metrics, config: Config, *, access: AccessInterceptor | None = None
+) -> ConnectASGIApplication[Any]:
+    """The ASGI application serving every RPC of the proto's service over Connect, gRPC and gRPC-Web. With `access`
+    (the gRPC port's interceptor) every call is authenticated, authorized and limited exactly as on that port."""
+    access_level = None if config.access_log_level == "OFF" else logging.getLevelName(config.access_log_level)
+    in_flight = _InFlightTotal(config.max_concurrent_rpcs)
+
+    def endpoints(service: VerdictServicer) -> Mapping[str, Any]:
+        table: dict[str, Any] = {}
+        for method in SERVICE_DESCRIPTOR.methods:
+            info = method_infos()[method.name]
+            series = MethodSeries(metrics, f"/{SERVICE_NAME}/{method.name}", "unary", access_level)
+            behavior = getattr(service, method.name)
+            table[f"/{SERVICE_NAME}/{method.name}"] = Endpoint.unary(
+                info, _endpoint_function(behavior, series, in_flight, access)
+            )
+        return table
+
+    return _VerdictConnectApp(
+        service=servicer,
+        endpoints=endpoints,
+        read_max_bytes=config.max_message_bytes,
+        codecs=google_protobuf_codecs(),
+    )
+
+
+class ConnectServer:
+    """The HTTP port: Hypercorn serving the Connect application in this event loop.
+
+    The socket is bound at construction, so an address in use fails startup with a ConfigError naming
+    `http_address` before anything else starts, and port 0 can be read back."""
+
+    def __init__(
+        self,
+        app: ConnectASGIApplication[Any],
+        address: str,
+        *,
+        grace_seconds: float,
+        certfile: str = "",
+        keyfile: str = "",
+    ) -> None:
+        self._config = HypercornConfig()
+        self._config.bind = [address]
+        if certfile:
+            # TLS with the server's certificate, read at startup (the gRPC and /metrics ports follow file changes;
+            # this port needs a restart to pick up a rotated certificate).
+            self._config.certfile = certfile
+            self._config.keyfile = keyfile
+            self._config.alpn_protocols = ["h2", "http/1.1"]
+        self._config.accesslog = None  # Verdict's own access log covers these calls, in the configured format
+        self._config.errorlog = logging.getLogger("verdict.http")
+        self._config.graceful_timeout = grace_seconds
+        self._config.h2_max_inbound_frame_size = 2**14
+        try:
+            self._sockets = self._config.create_sockets()
+        except OSError as exc:
+            raise ConfigError("http_address", f"cannot bind {address}: {exc.strerror or exc}") from None
+        except ValueError as exc:
+            raise ConfigError("http_address", f"must be host:port, got {address!r} ({exc})") from None
+        listening = self._sockets.secure_sockets + self._sockets.insecure_sockets
+        for sock in listening:
+            # Listening now (Hypercorn listens again when it starts) makes connections made right after start() wait
+            # in the backlog instead of being refused.
+            sock.listen(self._config.backlog)
+        self.port = int(listening[0].getsockname()[1])
+        self._app = wrap_app(app, self._config.wsgi_max_body_size, "asgi")
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.ensure_future(
+            worker_serve(self._app, self._config, sockets=self._sockets, shutdown_trigger=self._stop.wait)
+        )
+
+    async def stop(self, grace: float) -> None:
+        """Stop accepting, let calls in flight finish for up to `grace` seconds, then close."""
+        self._config.graceful_timeout = grace
+        self._stop.set()
+        if self._task is None:
+            for sock in self._sockets.secure_sockets + self._sockets.insecure_sockets:
+                sock.close()
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(self._task), timeout=grace + 5)
+        except TimeoutError:
+            self._task.cancel()
+        except Exception:
+            log.exception("HTTP server stopped with an error")

@@ -1,0 +1,81 @@
+"""Server logs people can search: one format per stream (`log_format: text|json`), call context on every line.
+
+Every server line goes to stderr through one handler, in one format. `text` is one human line
+(`time LEVEL logger [Method request_id=… trace_id=… deadline=…] message key=value …`); `json` is one JSON object per
+line with fixed keys (`time`, `level`, `logger`, `message`, the call's `method`, `request_id`, `trace_id`,
+`span_id`, `principal` when inside a call, `exception` when there is one) plus the record's own fields, so a log
+pipeline parses it without a grok pattern. Structured fields travel as `extra={"fields": {...}}` and appear in both
+formats (`key=value` in text).
+
+Stdout is left to the decision log (when its sink is `stdout`), so no stream mixes two formats.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from datetime import UTC, datetime
+from typing import Any, TextIO
+
+from verdict.observe import CallContextFilter, current_call
+
+__all__ = ["JsonFormatter", "TextFormatter", "configure_logging"]
+
+TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s [%(call)s] %(message)s"
+
+
+def _fields(record: logging.LogRecord) -> dict[str, Any]:
+    fields = getattr(record, "fields", None)
+    return dict(fields) if isinstance(fields, dict) else {}
+
+
+class TextFormatter(logging.Formatter):
+    """The human line, with structured fields appended as `key=value` (JSON-quoted when they hold spaces)."""
+
+    def __init__(self) -> None:
+        super().__init__(TEXT_FORMAT)
+
+    def format(self, record: logging.LogRecord) -> str:
+        line = super().format(record)
+        fields = _fields(record)
+        if not fields:
+            return line
+        head, newline, tail = line.partition("\n")  # keep a traceback below the line it belongs to
+        rendered = " ".join(f"{key}={_text_value(value)}" for key, value in fields.items())
+        return f"{head} {rendered}{newline}{tail}"
+
+
+def _text_value(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return json.dumps(text) if (not text or any(c.isspace() or c in '"=' for c in text)) else text
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line; newlines inside values are escaped, so every line parses on its own."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        document: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        call = current_call.get()
+        if call is not None:
+            document.update(call.log_fields())
+        document.update(_fields(record))
+        if record.exc_info:
+            document["exception"] = self.formatException(record.exc_info)
+        elif record.exc_text:
+            document["exception"] = record.exc_text
+        return json.dumps(document, ensure_ascii=False, default=str, separators=(",", ":"))
+
+
+def configure_logging(log_format: str, level: str, *, stream: TextIO | None = None) -> logging.Handler:
+    """Route every log record of the process to one stream (stderr by default) in one format; returns the handler."""
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.addFilter(CallContextFilter())
+    handler.setFormatter(JsonFormatter() if log_format == "json" else TextFormatter())
+    logging.basicConfig(level=level, handlers=[handler], force=True)
+    return handler
