@@ -118,8 +118,14 @@ def read_ready(
     raise AssertionError(f"server did not become ready: {''.join(lines)}")
 
 
-def start_server_process(*flags: str, env: dict[str, str] | None = None, ready_timeout: float = 30) -> ServerProcess:
-    """`python -m verdict serve` on free ports with JSON logs; returns once it logged its ready record."""
+def start_server_process(
+    *flags: str,
+    env: dict[str, str] | None = None,
+    ready_timeout: float = 30,
+    max_descriptors: int | None = None,
+) -> ServerProcess:
+    """`python -m verdict serve` on free ports with JSON logs; returns once it logged its ready record.
+    `max_descriptors` lowers the server's RLIMIT_NOFILE (for descriptor-exhaustion tests)."""
     argv = [
         sys.executable,
         "-m",
@@ -136,8 +142,20 @@ def start_server_process(*flags: str, env: dict[str, str] | None = None, ready_t
         "json",
         *flags,
     ]
+
+    def limit() -> None:
+        if max_descriptors is not None:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_NOFILE, (max_descriptors, max_descriptors))
+
     process = subprocess.Popen(
-        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env or dict(os.environ)
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env or dict(os.environ),
+        preexec_fn=limit if max_descriptors is not None else None,
     )
     drained = threading.Event()
     ready, lines = read_ready(process, ready_timeout, drained)

@@ -51,6 +51,7 @@ SURFACES = {
         "Unauthenticated",
         "Unavailable",
         "VerdictError",
+        "resource_exhausted",
     },
     "verdict.auth": {
         "ANONYMOUS",
@@ -79,6 +80,7 @@ SURFACES = {
         "open_root",
         "read_bounded",
     },
+    "verdict.wire": {"DIAGNOSE_DEPTH", "Undecodable", "diagnose", "lenient_decoder", "undecodable", "varint"},
     "verdict.connect": {"ConnectServer", "connect_application", "method_infos"},
     "verdict.decisions": {
         "DecisionLog",
@@ -92,7 +94,6 @@ SURFACES = {
     },
     "verdict.logs": {"JsonFormatter", "TextFormatter", "configure_logging"},
     "verdict.effective": {"MASK", "is_secret", "render"},
-    "verdict.wire": {"DIAGNOSE_DEPTH", "Undecodable", "diagnose", "lenient_decoder", "varint"},
 }
 
 REPO = Path(__file__).resolve().parents[1]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import grpc
 from prometheus_client import CollectorRegistry
 
-from verdict.metrics import GRPC_CODE_LABELS, LabelFolder, Metrics, grpc_code_label
+from verdict.metrics import GRPC_CODE_LABELS, LabelFolder, Metrics, VerdictLabels, grpc_code_label
 
 
 def test_grpc_code_uses_go_spelling() -> None:
@@ -50,3 +50,15 @@ def test_build_info_is_one() -> None:
     assert len(samples) == 1
     assert samples[0].value == 1
     assert samples[0].labels["version"]
+
+
+def test_request_declared_verdicts_are_bounded_and_never_displace_declared_ones() -> None:
+    labels = VerdictLabels(allowed=["PASS"])
+    assert labels.label("llm_structured", "yes", fixed=("yes", "no")) == "yes"
+    assert labels.label("llm_structured", "great", fixed=("yes",), requested={"great"}) == "great"
+    assert labels.label("llm_structured", "great", fixed=("yes",)) == "other", "undeclared in this request"
+    for n in range(VerdictLabels.REQUEST_DECLARED_CAP + 10):
+        labels.label("llm_structured", f"junk{n}", fixed=(), requested={f"junk{n}"})
+    assert labels.label("llm_structured", "fresh", fixed=(), requested={"fresh"}) == "other"
+    assert labels.label("llm_structured", "PASS", fixed=()) == "PASS", "the allow-list is never squatted"
+    assert labels.label("llm_structured", "x" * 65, fixed=(), requested={"x" * 65}) == "other"

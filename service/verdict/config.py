@@ -225,6 +225,11 @@ class Config:
     judge_model_labels: tuple[str, ...] = _key(
         (), "Models that may appear as metric labels (comma-separated); others are labelled `other`."
     )
+    verdict_labels: tuple[str, ...] = _key(
+        (),
+        "Verdicts of open evaluators (classify tokens, custom-schema verdicts) counted as themselves in "
+        "verdict_evaluations_total (comma-separated); undeclared verdicts are labelled `other`.",
+    )
     second_opinion: bool = _key(False, "Ask a judge about long unverifiable answers in VerifyResponse.")
     second_opinion_host: str = _key(
         "", "Judge for the second opinion: an OpenAI-compatible base URL (a local model) or a CLI host name."

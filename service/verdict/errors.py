@@ -9,7 +9,8 @@ VerdictError                      base; never raised itself
 ├── ResourceExhausted             too big, or too busy (a bounded queue overflowed)  → RESOURCE_EXHAUSTED
 ├── DeadlineTooShort              the caller has no time left for the work asked     → DEADLINE_EXCEEDED
 ├── FailedPrecondition            the server is not set up for this call             → FAILED_PRECONDITION
-├── Unavailable                   the server is shutting down                        → UNAVAILABLE
+├── Unavailable                   shutting down, or out of descriptors, memory or    → UNAVAILABLE
+│                                 processes for a moment (with a RetryInfo hint)
 └── Internal                      nobody raised it on purpose (a bug); fixed message → INTERNAL
 
 ConfigError(ValueError)           server configuration rejected at startup (not a gRPC error)
@@ -24,6 +25,7 @@ A checker that malfunctions (a judge timing out, a parser crashing) is *not* an 
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Mapping
 
 __all__ = [
@@ -39,6 +41,7 @@ __all__ = [
     "Unauthenticated",
     "Unavailable",
     "VerdictError",
+    "resource_exhausted",
 ]
 
 ERROR_DOMAIN = "verdict.v1"
@@ -54,11 +57,20 @@ class VerdictError(Exception):
     code_name: str = "UNKNOWN"
     default_reason: str = "UNKNOWN"
 
-    def __init__(self, message: str, *, reason: str | None = None, metadata: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: str | None = None,
+        metadata: Mapping[str, str] | None = None,
+        retry_after: float | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.reason = reason or self.default_reason
         self.metadata: dict[str, str] = dict(metadata or {})
+        self.retry_after = retry_after
+        """Seconds after which the same call may succeed; sent as a google.rpc.RetryInfo when set."""
 
 
 class InvalidArgument(VerdictError):
@@ -127,10 +139,45 @@ class FailedPrecondition(VerdictError):
 
 
 class Unavailable(VerdictError):
-    """Raised when the server is draining for shutdown; clients retry on another replica."""
+    """Raised when the server is draining for shutdown, or has for a moment no descriptor, memory or process slot
+    left for the work; clients retry (on another replica)."""
 
     code_name = "UNAVAILABLE"
     default_reason = "SHUTTING_DOWN"
+
+
+_RESOURCE_ERRNOS = {
+    errno.EMFILE: "file_descriptors",
+    errno.ENFILE: "file_descriptors",
+    errno.ENOMEM: "memory",
+    errno.EAGAIN: "processes",
+    errno.ENOBUFS: "memory",
+}
+"""OS errors that say the server, not the request, ran out of something, and the `resource` label each counts as."""
+_RETRY_AFTER_SECONDS = 1.0
+"""The retry hint for a call refused because the server ran out of a resource: long enough for in-flight calls to
+give back what they hold, short enough that a caller retrying once does not notice."""
+
+
+def resource_exhausted(error: BaseException, *, what: str) -> Unavailable | None:
+    """The UNAVAILABLE (with a retry hint) an exhausted-resource error becomes, or None for any other error.
+
+    Running out of descriptors (EMFILE, ENFILE), memory (ENOMEM, MemoryError) or processes (EAGAIN from fork) is the
+    server's state, not the caller's mistake and not a bug: the same call succeeds a moment later, so the caller is
+    told to retry, and nothing pages as INTERNAL would.
+    """
+    if isinstance(error, MemoryError):
+        resource = "memory"
+    elif isinstance(error, OSError) and error.errno in _RESOURCE_ERRNOS:
+        resource = _RESOURCE_ERRNOS[error.errno]
+    else:
+        return None
+    return Unavailable(
+        f"the server could not {what}: out of {resource.replace('_', ' ')} for now; retry shortly",
+        reason="SERVER_RESOURCES_EXHAUSTED",
+        metadata={"resource": resource},
+        retry_after=_RETRY_AFTER_SECONDS,
+    )
 
 
 class Internal(VerdictError):

@@ -6,7 +6,8 @@ scraping text. The server passes the registry its /metrics endpoint serves.
 Names follow go-grpc-prometheus for the standard server set, so dashboards and alerts written for Go and Java gRPC
 services work unchanged; `grpc_code` uses Go's CamelCase spelling (`OK`, `InvalidArgument`, `Canceled` with one L),
 not Python's UPPER_SNAKE. Service metrics are prefixed `verdict_`. Every label has a bounded set of values: free-form
-values (classify verdicts, model names) are folded into `other` past a cap or outside an allow-list.
+values are `other` unless something the operator or the evaluator's configuration declares names them (verdicts:
+`VerdictLabels`; model names: an allow-list).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ __all__ = [
     "LATENCY_BUCKETS",
     "LabelFolder",
     "Metrics",
+    "VerdictLabels",
     "grpc_code_label",
     "register_runtime_collectors",
 ]
@@ -73,10 +75,51 @@ class LabelFolder:
         return OTHER
 
 
+class VerdictLabels:
+    """The `verdict` label of verdict_evaluations_total: a verdict counts as itself only when something declared it.
+
+    Declared are: the evaluator's fixed verdict set (exit_code's yes/no/error, llm_structured's yes/no/…), the
+    server's `verdict_labels` allow-list (an operator's classify tokens and custom verdicts), and the verdict enum of
+    the custom JSON schema the request itself sends (llm_structured). Anything else is `other`.
+
+    A first-come cap would let whoever calls first squat the label values: twenty junk classify tokens, and a
+    legitimate `PASS` is `other` for the life of the process. Here no caller can take a value from a declared verdict.
+    Request-declared enums are still the caller's words, so they are bounded: at most `REQUEST_DECLARED_CAP` such
+    values per evaluator, each at most `max_length` characters, first come; an operator who needs a custom verdict
+    counted whatever callers do puts it in `verdict_labels`.
+    """
+
+    REQUEST_DECLARED_CAP = 50
+
+    def __init__(self, allowed: Iterable[str] = (), max_length: int = 64) -> None:
+        self.allowed = frozenset(allowed)
+        self.max_length = max_length
+        self._requested: dict[str, set[str]] = {}
+
+    def label(self, evaluator: str, verdict: str, fixed: Iterable[str], requested: Iterable[str] = ()) -> str:
+        if verdict in self.allowed or verdict in fixed:
+            return verdict
+        if len(verdict) > self.max_length or verdict not in requested:
+            return OTHER
+        seen = self._requested.setdefault(evaluator, set())
+        if verdict in seen:
+            return verdict
+        if len(seen) < self.REQUEST_DECLARED_CAP:
+            seen.add(verdict)
+            return verdict
+        return OTHER
+
+
 class Metrics:
     """The metric objects, one attribute each. Construct once per registry."""
 
-    def __init__(self, registry: CollectorRegistry, *, verdict_label_cap: int = 20, model_labels: Iterable[str] = ()):
+    def __init__(
+        self,
+        registry: CollectorRegistry,
+        *,
+        verdict_labels: Iterable[str] = (),
+        model_labels: Iterable[str] = (),
+    ):
         self.registry = registry
         grpc_labels = ("grpc_type", "grpc_service", "grpc_method")
         self.grpc_started = Counter(
@@ -118,7 +161,8 @@ class Metrics:
         )
         self.subprocess_runs = Counter(
             "verdict_subprocess_runs_total",
-            "Child processes run, by tool and outcome (ok, nonzero, signalled, timeout, cancelled, missing).",
+            "Child processes run, by tool and outcome (ok, nonzero, signalled, timeout, cancelled, missing, "
+            "no_resources).",
             ("tool", "outcome"),
             registry=registry,
         )
@@ -187,6 +231,15 @@ class Metrics:
             ("host", "model", "kind"),
             registry=registry,
         )
+        self.resource_exhaustion = Counter(
+            "verdict_resource_exhaustion_total",
+            "Calls refused with UNAVAILABLE because the server ran out of a resource (file_descriptors, memory, "
+            "processes).",
+            ("resource",),
+            registry=registry,
+        )
+        for resource in ("file_descriptors", "memory", "processes"):
+            self.resource_exhaustion.labels(resource=resource)
         self.auth_decisions = Counter(
             "verdict_auth_decisions_total",
             "Access decisions on gRPC calls (health excepted), by principal (the policy's principals, anonymous, "
@@ -223,7 +276,7 @@ class Metrics:
         import platform
 
         self.build_info.labels(version=__version__, python=platform.python_version()).set(1)
-        self.verdict_labels = LabelFolder(cap=verdict_label_cap)
+        self.verdict_labels = VerdictLabels(verdict_labels)
         self.model_labels = LabelFolder(allowed=model_labels)
 
     def initialize_rpcs(self, service: str, methods: Iterable[tuple[str, str]]) -> None:

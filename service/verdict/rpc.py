@@ -13,20 +13,30 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import grpc
 import grpc.aio
-from google.protobuf import any_pb2, json_format, message, struct_pb2
+from google.protobuf import any_pb2, duration_pb2, json_format, message, struct_pb2
 from google.protobuf.descriptor import Descriptor
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from verdict.auth import current_caller, require_judges
 from verdict.decisions import DecisionLog, failure, record_call
-from verdict.errors import ERROR_DOMAIN, Internal, InvalidArgument, InvalidConfig, ResourceExhausted, VerdictError
+from verdict.errors import (
+    ERROR_DOMAIN,
+    Internal,
+    InvalidArgument,
+    InvalidConfig,
+    ResourceExhausted,
+    Unavailable,
+    VerdictError,
+    resource_exhausted,
+)
 from verdict.evaluators import (
     EvaluationInput,
     EvaluationResult,
@@ -36,6 +46,7 @@ from verdict.evaluators import (
     load_evaluate_block,
     whole_numbers,
 )
+from verdict.metrics import Metrics
 from verdict.v1 import verdict_pb2
 from verdict.verify.model import BlockCheck, Verdict, Verification, VerifyInput
 from verdict.verify.verifier import Verifier
@@ -102,6 +113,12 @@ def to_status(error: VerdictError) -> grpc.Status:
         packed = any_pb2.Any()
         packed.Pack(error_details_pb2.BadRequest(field_violations=[violation]))
         details.append(packed)
+    if error.retry_after is not None:
+        delay = duration_pb2.Duration()
+        delay.FromNanoseconds(int(error.retry_after * 1e9))
+        packed = any_pb2.Any()
+        packed.Pack(error_details_pb2.RetryInfo(retry_delay=delay))
+        details.append(packed)
     status = status_pb2.Status(code=code, message=text, details=details)
     return rpc_status.to_status(status)
 
@@ -118,11 +135,7 @@ def _translating(handler: Handler) -> Handler:
     async def translated(self: Any, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         try:
             if isinstance(request, Undecodable):
-                raise InvalidArgument(
-                    f"request is not a valid {request.message_type}: {request.problem}",
-                    field=request.field or "request",
-                    reason="UNDECODABLE_REQUEST",
-                )
+                raise request.error()
             response = await handler(self, request, context)
             limit = self._max_response_bytes
             if limit and response.ByteSize() > limit:
@@ -138,6 +151,15 @@ def _translating(handler: Handler) -> Handler:
             await context.abort_with_status(to_status(error))
         except grpc.aio.AbortError:
             raise
+        except (OSError, MemoryError) as exc:
+            exhausted = resource_exhausted(exc, what=f"answer {handler.__name__}")
+            if exhausted is None:
+                log.exception("internal error in %s", handler.__name__)
+                internal = Internal("internal error; the server log has the details")
+                failure.set(internal)
+                await context.abort_with_status(to_status(internal))
+            failure.set(exhausted)
+            await self._exhausted(exhausted, context)
         except Exception:
             log.exception("internal error in %s", handler.__name__)
             internal = Internal("internal error; the server log has the details")
@@ -177,14 +199,23 @@ class VerdictServicer:
         evaluations: Evaluations,
         *,
         max_response_bytes: int = 0,
+        metrics: Metrics | None = None,
         decisions: DecisionLog | None = None,
     ) -> None:
         self._verifier = verifier
         self._evaluations = evaluations
         self._max_response_bytes = max_response_bytes
+        self._metrics = metrics
         self._decisions = decisions
         self._catalogue = _catalogue_response(evaluations.catalogue())
         self._judge_types = frozenset(spec.type for spec in evaluations.catalogue() if spec.uses_judge)
+
+    async def _exhausted(self, error: Unavailable, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        """Refuse a call the server has no resources for right now: UNAVAILABLE with a retry hint, counted."""
+        log.warning("%s", error.message)
+        if self._metrics is not None:
+            self._metrics.resource_exhaustion.labels(resource=error.metadata["resource"]).inc()
+        await context.abort_with_status(to_status(error))
 
     @_translating
     async def VerifyResponse(
@@ -275,6 +306,7 @@ def _check_to_proto(check: BlockCheck) -> verdict_pb2.BlockCheck:
 
 
 def evaluation_input(request: verdict_pb2.EvaluateRequest) -> EvaluationInput:
+    _refuse_non_finite(request)
     return EvaluationInput(
         config=evaluator_config(request.config),
         output=request.output,
@@ -283,6 +315,49 @@ def evaluation_input(request: verdict_pb2.EvaluateRequest) -> EvaluationInput:
         state=request.state,
         workspace=request.workspace,
     )
+
+
+def _refuse_non_finite(request: message.Message, prefix: str = "") -> None:
+    """A NaN or an infinity in any `google.protobuf.Value` of the request is INVALID_ARGUMENT naming the field.
+
+    A Value can carry them in binary, but no JSON can (protobuf's JSON mapping refuses to write them), no evaluator
+    defines a comparison with them, and left alone they surface as a serialisation failure deep in the conversion:
+    INTERNAL for a caller's typo, which pages whoever is on call.
+    """
+    for field, value in request.ListFields():
+        path = f"{prefix}{field.name}"
+        if field.message_type is None:
+            continue
+        items = value if field.is_repeated else [value]
+        for index, item in enumerate(items):
+            item_path = f"{path}.{index}" if field.is_repeated else path
+            if isinstance(item, struct_pb2.Value | struct_pb2.Struct | struct_pb2.ListValue):
+                _check_value(item, item_path)
+            elif isinstance(item, message.Message):
+                _refuse_non_finite(item, f"{item_path}.")
+
+
+def _check_value(value: struct_pb2.Value | struct_pb2.Struct | struct_pb2.ListValue, path: str) -> None:
+    """Walk one Value, Struct or ListValue (iteratively: a hostile one nests up to protobuf's limit of 100)."""
+    pending: list[tuple[Any, str]] = [(value, path)]
+    while pending:
+        item, where = pending.pop()
+        if isinstance(item, struct_pb2.Struct):
+            pending.extend((child, f"{where}.{key}") for key, child in item.fields.items())
+        elif isinstance(item, struct_pb2.ListValue):
+            pending.extend((child, f"{where}.{index}") for index, child in enumerate(item.values))
+        else:
+            kind = item.WhichOneof("kind")
+            if kind == "number_value" and not math.isfinite(item.number_value):
+                raise InvalidArgument(
+                    f"{where} is {item.number_value}: numbers in a request must be finite",
+                    field=where,
+                    reason="NON_FINITE_NUMBER",
+                )
+            if kind == "struct_value":
+                pending.append((item.struct_value, where))
+            elif kind == "list_value":
+                pending.append((item.list_value, where))
 
 
 def evaluator_config(config: verdict_pb2.EvaluatorConfig) -> dict[str, Any]:

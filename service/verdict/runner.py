@@ -11,36 +11,62 @@ The runner is also the one owner of the server's concurrency limits: every named
 `parse`) is a `SlotLimit` it holds, sized from the config in one place (`pool_sizes`), with a queue that rejects
 overflow (`ResourceExhausted`) instead of growing without limit. Callers ask for a pool by name (`Runner.limit`);
 nobody else makes a semaphore.
+
+A descendant can also leave the group (`setsid`, a Node `detached: true` child, a daemon's double fork), and a group
+kill misses it. So every child carries a per-call marker in its environment (`VERDICT_CALL`), which its descendants
+inherit; at the end of each call, and at shutdown, every process carrying the marker is found in /proc and killed.
+The server is the child subreaper of its descendants (`become_subreaper`), so the escaped ones it kills are its own
+to reap. A call ends when its direct child exits, not at end-of-file (which a descendant holding stdout would delay
+to the time limit), and its pipes and buffers are released as it returns. Running out of descriptors or processes
+when starting a child is UNAVAILABLE with a retry hint, not an error of the caller or a bug.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
+import functools
+import itertools
 import os
 import signal
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from verdict.config import Config
-from verdict.errors import ResourceExhausted
+from verdict.errors import ResourceExhausted, resource_exhausted
 from verdict.metrics import Metrics
 
 __all__ = [
+    "MARKER_ENV",
     "Command",
     "CommandNotFound",
     "Completed",
     "Runner",
     "SlotLimit",
+    "become_subreaper",
+    "is_subreaper",
+    "kill_marked",
+    "marked_processes",
     "minimal_env",
     "pool_sizes",
+    "reap_adopted",
     "signal_name",
     "start_worker",
 ]
 
+MARKER_ENV = "VERDICT_CALL"
+"""The environment variable that marks every process of one runner call (see `Runner.marker_prefix`)."""
+
 _READ_CHUNK = 64 * 1024
 _EXIT_POLL_SECONDS = 0.05
+_AFTER_EXIT_SECONDS = 0.5
+"""How long, after the direct child exited and its descendants were killed, what is left in the pipes is read."""
+_KILL_ROUNDS = 8
+_REAP_TRIES = 200
+_PR_SET_CHILD_SUBREAPER = 36
+_PR_GET_CHILD_SUBREAPER = 37
 
 
 def minimal_env(path: str | None = None, home: str | None = None, **extra: str) -> dict[str, str]:
@@ -186,6 +212,8 @@ class Runner:
         self.metrics = metrics
         self.limits: dict[str, SlotLimit] = dict(limits or {})
         self._live: set[int] = set()
+        self._prefix = f"{os.getpid()}.{id(self):x}."
+        self._calls = itertools.count(1)
 
     @classmethod
     def for_config(cls, config: Config, metrics: Metrics) -> Runner:
@@ -206,6 +234,13 @@ class Runner:
         """Process groups started and not yet reaped; empty when nothing is running."""
         return frozenset(self._live)
 
+    @property
+    def marker_prefix(self) -> str:
+        """Every child this runner starts carries `VERDICT_CALL=<prefix><n>` in its environment, and so does every
+        descendant that does not scrub its environment: how a call's processes are found again, whatever group or
+        session they moved to."""
+        return self._prefix
+
     async def run(self, command: Command) -> Completed:
         """Run one command to completion, its time limit, or the caller's cancellation (which is re-raised)."""
         limit = None if command.slot_held else self.limits.get(command.tool)
@@ -217,18 +252,26 @@ class Runner:
     async def _run(self, command: Command) -> Completed:
         tool = command.tool
         started = time.monotonic()
+        marker = f"{self._prefix}{next(self._calls)}"
         try:
             process = await asyncio.create_subprocess_exec(
                 *command.argv,
                 stdin=asyncio.subprocess.PIPE if command.stdin is not None else asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                env=dict(command.env),
+                env={**command.env, MARKER_ENV: marker},
                 cwd=command.cwd,
                 pass_fds=command.pass_fds,
                 start_new_session=True,
             )
-        except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
+        except OSError as exc:
+            exhausted = resource_exhausted(exc, what=f"start {tool}")
+            if exhausted is not None:
+                self.metrics.subprocess_runs.labels(tool=tool, outcome="no_resources").inc()
+                self.metrics.resource_exhaustion.labels(resource=exhausted.metadata["resource"]).inc()
+                raise exhausted from None
+            if not isinstance(exc, FileNotFoundError | PermissionError | NotADirectoryError):
+                raise
             self.metrics.subprocess_runs.labels(tool=tool, outcome="missing").inc()
             if isinstance(exc, NotADirectoryError) or (command.cwd and not os.path.isdir(command.cwd)):
                 raise
@@ -238,60 +281,130 @@ class Runner:
         running = self.metrics.subprocesses_running.labels(tool=tool)
         running.inc()
         outcome = "cancelled"
+        stdout, stderr = (_Sink(command.max_output_bytes, command.keep_tail) for _ in range(2))
         try:
-            try:
-                stdout, out_cut, stderr, err_cut = await asyncio.wait_for(
-                    _communicate(process, command.stdin, command.max_output_bytes, command.keep_tail),
-                    timeout=command.timeout,
-                )
-            except TimeoutError:
+            timed_out = await _communicate(
+                process, command, stdout, stderr, lambda: kill_marked(marker, spared=self._live)
+            )
+            if timed_out:
                 outcome = "timeout"
                 self.metrics.subprocess_timeouts.labels(tool=tool).inc()
-                _kill_group(pgid)
-                await _reap(process)
                 return Completed(None, b"", b"", time.monotonic() - started, timed_out=True)
             rc = process.returncode
             assert rc is not None
             outcome = "ok" if rc == 0 else ("signalled" if rc < 0 else "nonzero")
-            return Completed(rc, stdout, stderr, time.monotonic() - started, False, out_cut, err_cut)
+            return Completed(
+                rc, stdout.take(), stderr.take(), time.monotonic() - started, False, stdout.truncated, stderr.truncated
+            )
         finally:
-            _kill_group(pgid)  # a normal exit can leave grandchildren behind; they die with the group
+            # A normal exit can leave grandchildren behind, in the group or in a session of their own: all die here.
+            _kill_group(pgid)
+            kill_marked(marker, spared=self._live)
+            stdout.release()
+            stderr.release()
+            _close_pipes(process)
             if process.returncode is None:
                 await _reap(process)
+            _close_transport(process)
+            if is_subreaper():
+                reap_adopted(self._live)
             self._live.discard(pgid)
             running.dec()
             self.metrics.subprocess_runs.labels(tool=tool, outcome=outcome).inc()
             self.metrics.subprocess_duration.labels(tool=tool).observe(time.monotonic() - started)
 
     def shutdown(self) -> None:
-        """Kill every process group still running (the server's last act before exit)."""
+        """Kill every process group still running and every descendant of any call, wherever it went (the
+        server's last act before exit)."""
         for pgid in list(self._live):
             _kill_group(pgid)
+        kill_marked(self._prefix, prefix=True, spared=self._live)
+
+
+class _Sink:
+    """What was read from one pipe: at most `cap` bytes (the first, or with `keep_tail` the last), the rest
+    discarded, so a child never blocks on a full pipe and memory stays bounded. It keeps what it has when the reading
+    is cut short, and `release()` frees the buffer at once instead of whenever a garbage collection runs."""
+
+    def __init__(self, cap: int, keep_tail: bool) -> None:
+        self.cap = cap
+        self.keep_tail = keep_tail
+        self.kept = bytearray()
+        self.truncated = False
+
+    def add(self, chunk: bytes) -> None:
+        if self.keep_tail:
+            self.kept += chunk
+            if len(self.kept) > self.cap:
+                del self.kept[: len(self.kept) - self.cap]
+                self.truncated = True
+            return
+        room = self.cap - len(self.kept)
+        if room > 0:
+            self.kept += chunk[:room]
+        if len(chunk) > room:
+            self.truncated = True
+
+    def take(self) -> bytes:
+        data = bytes(self.kept)
+        self.release()
+        return data
+
+    def release(self) -> None:
+        self.kept = bytearray()
+
+
+async def _pump(stream: asyncio.StreamReader | None, sink: _Sink) -> None:
+    if stream is None:
+        return
+    while chunk := await stream.read(_READ_CHUNK):
+        sink.add(chunk)
 
 
 async def _communicate(
-    process: asyncio.subprocess.Process, stdin: bytes | None, cap: int, keep_tail: bool = False
-) -> tuple[bytes, bool, bytes, bool]:
-    """Feed stdin and drain both pipes at once (never one after the other: a full pipe would deadlock), until the
-    pipes close; if the child exits while something still holds them open, kill its group and read what is left.
+    process: asyncio.subprocess.Process,
+    command: Command,
+    stdout: _Sink,
+    stderr: _Sink,
+    kill_descendants: Callable[[], object],
+) -> bool:
+    """Feed stdin and drain both pipes at once (never one after the other: a full pipe would deadlock) until the
+    child exits or its time is up; True when the time ran out.
 
-    Waiting for end-of-file alone would wait for every grandchild that inherited stdout or stderr (a CLI's background
-    worker): the answer the child printed before exiting would be thrown away at the time limit and the call reported
-    as timed out. The group is killed after the child exits anyway, so nothing the child meant to say is lost. In the
-    usual case the pipes close as the child exits and no polling happens.
+    End-of-file is not what ends a call: any descendant that inherited stdout (a CLI's background worker, a `setsid`
+    daemon, a Node `detached` child) would hold it open for as long as it lives, and the answer the child printed
+    before exiting would be thrown away at the time limit. Once the direct child has exited, its descendants are
+    killed, and what is already in the pipes is read for at most `_AFTER_EXIT_SECONDS`; whatever still holds a pipe
+    after that (a process that scrubbed its environment) is not waited for. In the usual case the pipes close as the
+    child exits and nothing is waited for at all.
     """
-    async with asyncio.TaskGroup() as group:  # on an error or a cancellation, every pipe task is stopped first
-        feeding = group.create_task(_feed(process, stdin))
-        stdout_task = group.create_task(_drain(process.stdout, cap, keep_tail))
-        stderr_task = group.create_task(_drain(process.stderr, cap, keep_tail))
-        pipes = {feeding, stdout_task, stderr_task}
-        while not all(task.done() for task in pipes) and process.returncode is None:
-            await asyncio.wait(pipes, timeout=_EXIT_POLL_SECONDS)
-        if not all(task.done() for task in pipes):
-            _kill_group(process.pid)
-    (stdout, out_cut), (stderr, err_cut) = stdout_task.result(), stderr_task.result()
-    await process.wait()
-    return stdout, out_cut, stderr, err_cut
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + command.timeout
+    feeder = asyncio.ensure_future(_feed(process, command.stdin))
+    readers = asyncio.ensure_future(asyncio.gather(_pump(process.stdout, stdout), _pump(process.stderr, stderr)))
+    try:
+        while not readers.done() and process.returncode is None:
+            left = deadline - loop.time()
+            if left <= 0:
+                return True
+            await asyncio.wait({readers}, timeout=min(_EXIT_POLL_SECONDS, left))
+        if readers.done():
+            readers.result()
+            while process.returncode is None:  # both pipes closed, the child still running
+                left = deadline - loop.time()
+                if left <= 0:
+                    return True
+                await asyncio.sleep(min(_EXIT_POLL_SECONDS, left))
+            return False
+        _kill_group(process.pid)
+        kill_descendants()
+        await asyncio.wait({readers}, timeout=_AFTER_EXIT_SECONDS)
+        return False
+    finally:
+        for task in (feeder, readers):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
 
 
 async def _feed(process: asyncio.subprocess.Process, data: bytes | None) -> None:
@@ -305,26 +418,144 @@ async def _feed(process: asyncio.subprocess.Process, data: bytes | None) -> None
         await process.stdin.wait_closed()
 
 
-async def _drain(stream: asyncio.StreamReader | None, cap: int, keep_tail: bool = False) -> tuple[bytes, bool]:
-    """Read a pipe to its end, keeping at most `cap` bytes (the first, or with `keep_tail` the last) and discarding
-    the rest, so the child never blocks on a full pipe and memory stays bounded."""
-    if stream is None:
-        return b"", False
-    kept = bytearray()
-    truncated = False
-    while chunk := await stream.read(_READ_CHUNK):
-        if keep_tail:
-            kept += chunk
-            if len(kept) > cap:
-                del kept[: len(kept) - cap]
-                truncated = True
+def _close_pipes(process: asyncio.subprocess.Process) -> None:
+    """Close the child's pipes now: a descendant that escaped every kill, or a flood cut off at the time limit, must
+    not keep three descriptors and a full read buffer open until a garbage collection finds them."""
+    for stream in (process.stdout, process.stderr):
+        transport = getattr(stream, "_transport", None)
+        if transport is not None:
+            transport.close()
+    if process.stdin is not None:
+        process.stdin.close()
+
+
+def _close_transport(process: asyncio.subprocess.Process) -> None:
+    """Close the subprocess transport once the child is reaped. asyncio would otherwise close it in a finaliser,
+    possibly after the event loop itself is closed (an "Event loop is closed" error at exit)."""
+    transport = getattr(process, "_transport", None)
+    if transport is not None:
+        transport.close()
+
+
+def become_subreaper() -> bool:
+    """Make this process the reaper of its orphaned descendants (Linux `PR_SET_CHILD_SUBREAPER`).
+
+    A judge's grandchild that leaves the process group (`setsid`, a daemon's double fork) is then re-parented to the
+    server instead of to init, so `kill_marked` can still find it as the server's descendant and `reap_adopted` can
+    collect its exit status. Returns False where the call is not available (not Linux); the kills by marker still
+    work there, but the dead are reaped by init.
+    """
+    try:
+        return bool(_libc().prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
+
+
+def is_subreaper() -> bool:
+    """Whether this process adopts its orphaned descendants (see `become_subreaper`)."""
+    try:
+        flag = ctypes.c_int(0)
+        return bool(_libc().prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0) == 0 and flag.value)
+    except (OSError, AttributeError):
+        return False
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def marked_processes(marker: str, *, prefix: bool = False) -> list[int]:
+    """Live processes whose environment holds `VERDICT_CALL=<marker>` (or, with `prefix`, a marker starting so).
+
+    Zombies have no readable environment and are not listed: they are already dead.
+    """
+    wanted = f"{MARKER_ENV}={marker}".encode()
+    found: list[int] = []
+    me = os.getpid()
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for name in entries:
+        if not name.isdigit() or int(name) == me:
             continue
-        room = cap - len(kept)
-        if room > 0:
-            kept += chunk[:room]
-        if len(chunk) > room:
-            truncated = True
-    return bytes(kept), truncated
+        try:
+            with open(f"/proc/{name}/environ", "rb") as handle:
+                environment = handle.read()
+        except OSError:
+            continue
+        for item in environment.split(b"\0"):
+            if item == wanted or (prefix and item.startswith(wanted)):
+                found.append(int(name))
+                break
+    return found
+
+
+def kill_marked(marker: str, *, prefix: bool = False, spared: Iterable[int] = ()) -> int:
+    """SIGKILL every process carrying the call's marker, again until none is left (one may fork while it is being
+    killed), and reap the ones re-parented to this process, except the pids in `spared` (runner children asyncio
+    itself waits for). Returns how many were killed."""
+    killed: set[int] = set()
+    for _ in range(_KILL_ROUNDS):
+        pids = [pid for pid in marked_processes(marker, prefix=prefix) if pid not in killed or _running(pid)]
+        if not pids:
+            break
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+            killed.add(pid)
+    reap_adopted(spared, only=killed)
+    return len(killed)
+
+
+def reap_adopted(spared: Iterable[int] = (), *, only: Iterable[int] | None = None) -> None:
+    """Collect the exit status of dead descendants this process adopted as subreaper, so they do not stay zombies.
+
+    Only children that live in a session other than the server's are touched (every runner child starts its own
+    session; the parse pool's workers share the server's and are reaped by their pool), and never a pid in `spared`
+    (runner children asyncio is still waiting for).
+    """
+    spared = set(spared)
+    candidates = set(only) if only is not None else set(_children())
+    session = os.getsid(0)
+    for pid in candidates - spared:
+        state = _stat(pid)
+        if state is None or state[1] != os.getpid() or state[2] == session:
+            continue
+        for _ in range(_REAP_TRIES if state[0] != "Z" else 1):
+            try:
+                done, _status = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if done:
+                break
+            time.sleep(0.001)
+
+
+def _children() -> list[int]:
+    """This process's direct children (all threads'), from /proc."""
+    found: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in os.listdir("/proc/self/task"):
+            with contextlib.suppress(OSError), open(f"/proc/self/task/{task}/children") as handle:
+                found.extend(int(pid) for pid in handle.read().split())
+    return found
+
+
+def _stat(pid: int) -> tuple[str, int, int] | None:
+    """(state, parent pid, session id) of a process, or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return fields[0], int(fields[1]), int(fields[3])
+
+
+def _running(pid: int) -> bool:
+    state = _stat(pid)
+    return state is not None and state[0] not in ("Z", "X")
 
 
 def _kill_group(pgid: int) -> None:

@@ -39,10 +39,11 @@ from verdict.errors import ConfigError
 from verdict.evaluators import Evaluations
 from verdict.health import Health
 from verdict.judges import build_judges
+from verdict.lenient import LenientDecoding
 from verdict.metrics import Metrics, register_runtime_collectors
 from verdict.observe import MetricsInterceptor
 from verdict.rpc import SERVICE_DESCRIPTOR, SERVICE_NAME, VerdictServicer, method_handlers
-from verdict.runner import Runner
+from verdict.runner import Runner, become_subreaper
 from verdict.scrape import MetricsHttpServer
 from verdict.tls import Certificates, server_credentials
 from verdict.verify.verifier import Verifier
@@ -205,7 +206,11 @@ async def build_server(
     The port is bound first, so an address in use fails fast (ConfigError naming `grpc_address`) before any child
     process or pool exists that would then have to be cleaned up.
     """
-    metrics = Metrics(registry if registry is not None else CollectorRegistry(), model_labels=config.judge_model_labels)
+    metrics = Metrics(
+        registry if registry is not None else CollectorRegistry(),
+        model_labels=config.judge_model_labels,
+        verdict_labels=config.verdict_labels,
+    )
     register_runtime_collectors(metrics.registry)
     gate = Gate(config, [m.name for m in SERVICE_DESCRIPTOR.methods])
     certificates = Certificates.from_config(config)
@@ -213,7 +218,7 @@ async def build_server(
         gate, metrics, per_connection=config.max_calls_per_connection, per_principal=config.max_calls_per_principal
     )
     server = grpc.aio.server(
-        interceptors=[MetricsInterceptor(metrics, access_log_level=config.access_log_level), access],
+        interceptors=[MetricsInterceptor(metrics, access_log_level=config.access_log_level), access, LenientDecoding()],
         options=_server_options(config, reuse_port=reuse_port),
         maximum_concurrent_rpcs=config.max_concurrent_rpcs or None,
     )
@@ -225,14 +230,18 @@ async def build_server(
     health_port = 0
     if config.health_address:
         health_server = grpc.aio.server(
-            interceptors=[MetricsInterceptor(metrics, access_log_level=config.access_log_level)],
+            interceptors=[MetricsInterceptor(metrics, access_log_level=config.access_log_level), LenientDecoding()],
             options=_server_options(config, reuse_port=reuse_port),
         )
         health_port = _bind(health_server, "health_address", config.health_address, None)
     components = build_components(config, metrics, env if env is not None else os.environ)
     decisions = build_decision_log(config, metrics.registry)
     servicer = VerdictServicer(
-        components.verifier, components.evaluations, max_response_bytes=config.max_message_bytes, decisions=decisions
+        components.verifier,
+        components.evaluations,
+        max_response_bytes=config.max_message_bytes,
+        decisions=decisions,
+        metrics=metrics,
     )
     server.add_generic_rpc_handlers((handlers or method_handlers(servicer),))
     not_serving, serving = health_pb2.HealthCheckResponse.NOT_SERVING, health_pb2.HealthCheckResponse.SERVING
@@ -338,6 +347,8 @@ async def serve(
     One process, whatever `config.workers` says: `verdict.workers` runs several of these, each with `reuse_port`
     and an `on_ready` that tells the supervisor instead of logging (the supervisor logs the one ready record)."""
     prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
+    if not become_subreaper():
+        log.warning("cannot become a child subreaper: a judge's daemonised grandchild is reaped by init, not here")
     registry = CollectorRegistry()
     app, port = await build_server(config, registry=registry, env=env, reuse_port=reuse_port)
     try:

@@ -15,7 +15,9 @@ from typing import Any, TypeVar
 from google.protobuf import message
 from google.protobuf.descriptor import FieldDescriptor
 
-__all__ = ["DIAGNOSE_DEPTH", "Undecodable", "diagnose", "lenient_decoder", "varint"]
+from verdict.errors import InvalidArgument
+
+__all__ = ["DIAGNOSE_DEPTH", "Undecodable", "diagnose", "lenient_decoder", "undecodable", "varint"]
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,25 @@ class Undecodable:
     message_type: str
     field: str
     problem: str
+
+    def error(self) -> InvalidArgument:
+        """The INVALID_ARGUMENT the caller gets: it names the field, and blames the caller's bytes, not the server."""
+        return InvalidArgument(
+            f"request is not a valid {self.message_type}: {self.problem}",
+            field=self.field or "request",
+            reason="UNDECODABLE_REQUEST",
+        )
+
+
+def undecodable(descriptor: Any, data: bytes, error: Exception) -> Undecodable:
+    """What is known about bytes that `descriptor`'s message type refused to decode (`error`): the field at fault
+    when the walk finds it. Used by `lenient_decoder` and by the interceptor that gives every other hosted service
+    (health, reflection) the same answer."""
+    try:
+        field, problem = diagnose(descriptor, data)
+    except Exception:  # the diagnosis is a courtesy; it must never turn a bad request into UNKNOWN
+        field, problem = "", ""
+    return Undecodable(descriptor.full_name, field, problem or str(error))
 
 
 Request = TypeVar("Request", bound=message.Message)
@@ -44,11 +65,7 @@ def lenient_decoder(message_class: type[Request]) -> Callable[[bytes], Request |
         try:
             return message_class.FromString(data)
         except message.DecodeError as exc:
-            try:
-                field, problem = diagnose(message_class.DESCRIPTOR, data)
-            except Exception:  # the diagnosis is a courtesy; it must never turn a bad request into UNKNOWN
-                field, problem = "", ""
-            return Undecodable(message_class.DESCRIPTOR.full_name, field, problem or str(exc))
+            return undecodable(message_class.DESCRIPTOR, data, exc)
 
     return decode
 

@@ -348,6 +348,52 @@ async def test_scope_too_long_for_an_argument_list_is_an_error_verdict(evaluatio
     assert result.details["error"].startswith("git diff failed: ")
 
 
+def _git_runs(metrics: Metrics) -> float:
+    return sum(
+        metrics.registry.get_sample_value("verdict_subprocess_runs_total", {"tool": "git", "outcome": outcome}) or 0
+        for outcome in ("ok", "nonzero", "signalled", "timeout", "cancelled", "missing")
+    )
+
+
+@pytest.mark.parametrize("target", ["outside the root", "inside the root, outside the repository"])
+async def test_a_config_symlinked_out_of_the_repository_stops_git(
+    evaluations: Evaluations, metrics: Metrics, root: Path, tmp_path: Path, target: str
+) -> None:
+    """A symlinked `.git/config` pointing out of the repository (even to a file inside the root): git does not run
+    at all, and the verdict says why. (The other files git reads for configuration, `config.worktree` and `info/*`,
+    never reach git: its GIT_DIR is a private directory built from what was opened beneath the root.)"""
+    repo = make_repo(root / "repo")
+    elsewhere = (tmp_path / "outside") if target == "outside the root" else (root / "elsewhere")
+    elsewhere.mkdir()
+    (elsewhere / "config").write_text("[core]\n\trepositoryformatversion = 0\n\tbare = false\n")
+    (repo / ".git" / "config").unlink()
+    (repo / ".git" / "config").symlink_to(elsewhere / "config")
+    result = await Loop(evaluations, "repo").step()
+    assert result.verdict == "error"
+    assert "config" in result.details["error"]
+    assert _git_runs(metrics) == 0
+
+
+async def test_a_config_that_includes_other_files_stops_git(
+    evaluations: Evaluations, metrics: Metrics, root: Path, tmp_path: Path
+) -> None:
+    repo = make_repo(root / "repo")
+    (tmp_path / "steer").write_text("[core]\n\tfsmonitor = /bin/false\n")
+    with (repo / ".git" / "config").open("a") as config:
+        config.write(f"[include]\n\tpath = {tmp_path / 'steer'}\n")
+    result = await Loop(evaluations, "repo").step()
+    assert result.verdict == "error"
+    assert "include" in result.details["error"]
+    assert _git_runs(metrics) == 1, "only the listing (`git config --no-includes`) ran, never the diff"
+
+
+async def test_configuration_inside_the_repository_still_runs_git(evaluations: Evaluations, root: Path) -> None:
+    repo = make_repo(root / "repo")
+    (repo / ".git" / "info").mkdir(exist_ok=True)
+    (repo / ".git" / "info" / "exclude").write_text("*.log\n")
+    assert (await Loop(evaluations, "repo").step()).verdict != "error"
+
+
 @pytest.mark.parametrize(
     ("workspace", "error"),
     [("w" * 256, InvalidArgument), ("d/" * 2100, InvalidArgument), ("alias", PermissionDenied)],

@@ -223,18 +223,33 @@ async def test_rejected_calls_count_no_verdict(evaluations: Evaluations, registr
     )
 
 
-async def test_classify_verdict_labels_are_capped(registry: CollectorRegistry) -> None:
-    metrics = Metrics(registry, verdict_label_cap=3)
+async def test_undeclared_classify_verdicts_are_other_and_cannot_squat_a_declared_one(
+    registry: CollectorRegistry,
+) -> None:
+    """The first callers used to take the 20 label values: afterwards a legitimate PASS was `other` for the life
+    of the process. Labels now come from what is declared (the server's verdict_labels here), whoever comes first."""
+    metrics = Metrics(registry, verdict_labels=("PASS", "FAIL"))
     evaluations = Evaluations(Config(), Runner(metrics), metrics)
-    for token in ("A", "B", "C", "D", "E", "A"):
+    for token in [f"SQUAT{n}" for n in range(100)] + ["PASS", "FAIL", "PASS"]:
         result = await evaluations.evaluate(EvaluationInput({"type": "classify"}, token))
-        assert result.verdict == token, "folding changes the label, never the verdict"
+        assert result.verdict == token, "the label changes, never the verdict"
     sample = registry.get_sample_value
-    assert sample("verdict_evaluations_total", {"evaluator": "classify", "verdict": "A"}) == 2
-    assert sample("verdict_evaluations_total", {"evaluator": "classify", "verdict": "other"}) == 2
-    assert sample("verdict_evaluations_total", {"evaluator": "classify", "verdict": "D"}) is None
+    assert sample("verdict_evaluations_total", {"evaluator": "classify", "verdict": "PASS"}) == 2
+    assert sample("verdict_evaluations_total", {"evaluator": "classify", "verdict": "FAIL"}) == 1
+    assert sample("verdict_evaluations_total", {"evaluator": "classify", "verdict": "other"}) == 100
+    assert sample("verdict_evaluations_total", {"evaluator": "classify", "verdict": "SQUAT0"}) is None
     await evaluations.evaluate(EvaluationInput({"type": "exit_code"}))
-    assert sample("verdict_evaluations_total", {"evaluator": "exit_code", "verdict": "yes"}) == 1, "the cap is per type"
+    assert sample("verdict_evaluations_total", {"evaluator": "exit_code", "verdict": "yes"}) == 1, "fixed verdicts pass"
+
+
+async def test_the_fixed_verdicts_of_an_open_evaluator_count_as_themselves(registry: CollectorRegistry) -> None:
+    metrics = Metrics(registry)
+    evaluations = Evaluations(Config(), Runner(metrics), metrics)
+    for token in ("A", "", "B"):
+        await evaluations.evaluate(EvaluationInput({"type": "classify"}, token))
+    sample = registry.get_sample_value
+    assert sample("verdict_evaluations_total", {"evaluator": "classify", "verdict": ""}) == 1
+    assert sample("verdict_evaluations_total", {"evaluator": "classify", "verdict": "other"}) == 2
 
 
 @pytest.mark.parametrize(

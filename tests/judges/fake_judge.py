@@ -17,6 +17,11 @@ order (the last step repeats). A step may hold:
                           process that would outlive a kill of the parent alone); the parent ignores SIGTERM too
   signal                  die by this signal (a crash)
   huge                    print this many bytes of progress lines before stdout (an enormous stream)
+  flood                   write to stdout without end, ignoring SIGTERM (a judge stuck in a loop)
+  detach                  first start a grandchild in a session of its own that keeps stdout open and sleeps (what a
+                          Node `detached: true` child does); its pid goes to `escaped/`
+  daemon                  first start a classic daemon (fork, setsid, fork, close every descriptor) that sleeps; its
+                          pid goes to `escaped/`
   authenticated           false: fail before any trust check, as a CLI without credentials does (default true)
   match                   [{"contains": text, ...step keys}]: the first rule whose text occurs in the prompt
                           overrides the step (a judge whose answer depends on what it is shown)
@@ -276,6 +281,25 @@ def hang(orphan: bool) -> None:
         time.sleep(60)
 
 
+def _escape(daemon: bool) -> None:
+    """A grandchild that leaves the process group; the parent goes on at once."""
+    if os.fork() != 0:
+        if daemon:
+            os.wait()
+        return
+    os.setsid()
+    if daemon:
+        if os.fork() != 0:
+            os._exit(0)
+        null = os.open(os.devnull, os.O_RDWR)
+        for descriptor in (0, 1, 2):
+            os.dup2(null, descriptor)
+    (HERE / "escaped").mkdir(exist_ok=True)
+    (HERE / "escaped" / str(os.getpid())).write_text("")
+    while True:
+        time.sleep(60)
+
+
 CLIS: dict[str, Callable[[list[str], bool], str]] = {
     "claude": lambda argv, authenticated: claude(argv),
     "codex": lambda argv, authenticated: codex(argv),
@@ -306,8 +330,15 @@ def main() -> int:
             break
     if step.get("sleep"):
         time.sleep(float(step["sleep"]))
+    if step.get("detach") or step.get("daemon"):
+        _escape(daemon=bool(step.get("daemon")))
     if step.get("hang"):
         hang(bool(step.get("orphan")))
+    if step.get("flood"):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        chunk = "x" * 65536
+        while True:
+            sys.stdout.write(chunk)
     if step.get("signal"):
         os.kill(os.getpid(), getattr(signal, step["signal"]))
     out = sys.stdout

@@ -86,7 +86,9 @@ class Evaluations:
         record = self._registry.lookup(request.config)
         result = await self._evaluate(record, request, deadline)
         result = EvaluationResult(result.verdict, jsonable(result.details), result.state)
-        label = self._metrics.verdict_labels.fold(result.verdict, scope=record.type)
+        label = self._metrics.verdict_labels.label(
+            record.type, result.verdict, record.spec.verdicts, requested=_schema_verdicts(request.config)
+        )
         self._metrics.evaluations.labels(evaluator=record.type, verdict=label).inc()
         self._metrics.evaluation_duration.labels(evaluator=record.type).observe(time.monotonic() - started)
         return result
@@ -142,6 +144,23 @@ class Evaluations:
                 metadata={"evaluator": kind},
             )
         return Workspace(root, inside(root, requested or ".", "workspace"))
+
+
+_MAX_SCHEMA_VERDICTS = 20
+
+
+def _schema_verdicts(config: Mapping[str, Any]) -> frozenset[str]:
+    """The verdicts a request's custom JSON schema declares (`properties.verdict.enum`, and their `_uncertain`
+    forms): the only verdicts of an open evaluator the request itself may name as metric labels. An enum longer than
+    `_MAX_SCHEMA_VERDICTS` declares none."""
+    schema = config.get("schema")
+    properties = schema.get("properties") if isinstance(schema, Mapping) else None
+    verdict = properties.get("verdict") if isinstance(properties, Mapping) else None
+    enum = verdict.get("enum") if isinstance(verdict, Mapping) else None
+    if not isinstance(enum, list) or len(enum) > _MAX_SCHEMA_VERDICTS:
+        return frozenset()
+    names = [item for item in enum if isinstance(item, str)]
+    return frozenset(names) | {f"{name}_uncertain" for name in names}
 
 
 def _source(source: str | None, output: str, namespaces: Namespaces) -> str:

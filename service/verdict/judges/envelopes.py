@@ -17,9 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "MAX_INTEGER_DIGITS",
     "RETRIES_EXHAUSTED",
     "EnvelopeError",
     "JudgeReply",
+    "OversizedNumber",
     "ReplyError",
     "as_float",
     "as_int",
@@ -80,15 +82,38 @@ class JudgeReply:
         return self.subtype == RETRIES_EXHAUSTED
 
 
-_DECODER = json.JSONDecoder()
+MAX_INTEGER_DIGITS = 20
+"""The longest integer a judge's JSON may hold: every count, cost and score fits in 64 bits (20 digits). Python
+refuses to parse integers past 4,300 digits (a ValueError no caller expects) and a 400-digit token count overflows
+every float it is turned into; either was an INTERNAL error for a judge's garbage."""
+
+
+class OversizedNumber(ValueError):
+    """Raised when a judge's JSON holds an integer longer than MAX_INTEGER_DIGITS: a malfunctioning judge, whose
+    reply is an `error` verdict (`api_error`, `oversized_number`), never a parse of a number nobody can use."""
+
+    def __init__(self, digits: int) -> None:
+        super().__init__(f"an integer of {digits} digits, longer than any count or score ({MAX_INTEGER_DIGITS})")
+        self.digits = digits
+
+
+def _bounded_int(text: str) -> int:
+    digits = len(text) - text.startswith("-")
+    if digits > MAX_INTEGER_DIGITS:
+        raise OversizedNumber(digits)
+    return int(text)
+
+
+_DECODER = json.JSONDecoder(parse_int=_bounded_int)
 
 
 def loads(text: str) -> Any:
     """`json.loads` for text a judge wrote. Nesting deeper than the interpreter's recursion limit (`[[[[…`, a few
     hundred kilobytes at most) makes the json module raise RecursionError, which no caller expects and which
-    would turn a judge's garbage into an INTERNAL error; here it is the JSONDecodeError it is."""
+    would turn a judge's garbage into an INTERNAL error; here it is the JSONDecodeError it is. An integer longer
+    than MAX_INTEGER_DIGITS raises OversizedNumber."""
     try:
-        return json.loads(text)
+        return _DECODER.decode(text)
     except RecursionError:
         raise json.JSONDecodeError("nested too deeply", text, 0) from None
 
@@ -129,15 +154,19 @@ def whole_or_last_line(stdout: str) -> Any:
 
 
 def as_int(value: Any) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return int(value)
+    if isinstance(value, int):
+        return value if abs(value) < 2**63 else None
+    return int(value) if math.isfinite(value) and abs(value) < 2**63 else None
 
 
 def as_float(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value)
+    if isinstance(value, int) and abs(value) >= 2**63:
+        return None
+    return float(value) if math.isfinite(value) else None
 
 
 def usage_tokens(usage: Any) -> tuple[int | None, int | None]:

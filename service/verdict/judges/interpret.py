@@ -24,7 +24,7 @@ from typing import Any
 
 from verdict.judges import chat
 from verdict.judges.clipping import clip
-from verdict.judges.envelopes import EnvelopeError, JudgeReply, loads, read_chat_completion
+from verdict.judges.envelopes import EnvelopeError, JudgeReply, OversizedNumber, loads, read_chat_completion
 from verdict.judges.hosts import CliHost, HttpHost
 from verdict.judges.model import JudgeAnswer, JudgeOutcome, PayloadReader, failure
 from verdict.judges.payload import PayloadError
@@ -80,8 +80,22 @@ def _from_reply(
     return JudgeAnswer(host, binary, JudgeOutcome.OK, payload=payload, reply=reply, raw_output=raw[:RAW_OUTPUT_CHARS])
 
 
+def _oversized(host: str, binary: str, error: OversizedNumber) -> JudgeAnswer:
+    """A reply holding a number no count or score can have is a malfunctioning judge, as an API error is."""
+    return failure(
+        host, binary, JudgeOutcome.API_ERROR, f"{binary} replied with {error}", api_error=True, oversized_number=True
+    )
+
+
 def interpret_completion(host: CliHost, completed: Completed, read_payload: PayloadReader) -> JudgeAnswer:
     """Classify a finished CLI call in the reference's order (the module docstring). Pure."""
+    try:
+        return _interpret_completion(host, completed, read_payload)
+    except OversizedNumber as error:
+        return _oversized(host.name, host.binary, error)
+
+
+def _interpret_completion(host: CliHost, completed: Completed, read_payload: PayloadReader) -> JudgeAnswer:
     name, binary = host.name, host.binary
     if completed.timed_out:
         return failure(name, binary, JudgeOutcome.TIMEOUT, "LLM evaluation timeout", timeout=True)
@@ -128,6 +142,13 @@ def interpret_completion(host: CliHost, completed: Completed, read_payload: Payl
 
 def interpret_http(host: HttpHost, response: chat.HttpResponse, read_payload: PayloadReader) -> JudgeAnswer:
     """Classify an HTTP judge's response: a non-2xx status is an API error with the server's message. Pure."""
+    try:
+        return _interpret_http(host, response, read_payload)
+    except OversizedNumber as error:
+        return _oversized(host.name, host.completions_url, error)
+
+
+def _interpret_http(host: HttpHost, response: chat.HttpResponse, read_payload: PayloadReader) -> JudgeAnswer:
     name, url = host.name, host.completions_url
     if not 200 <= response.status < 300:
         cause = response.body.strip()[:200] or "no body"

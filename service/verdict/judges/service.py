@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 
 from verdict.config import JUDGE_TIMEOUT_CEILING_SECONDS, Config
-from verdict.errors import DeadlineTooShort, FailedPrecondition, InvalidConfig, VerdictError
+from verdict.errors import DeadlineTooShort, FailedPrecondition, InvalidConfig, VerdictError, resource_exhausted
 from verdict.judges import chat
 from verdict.judges.clis import HOSTS
 from verdict.judges.credentials import KeySource, bind_origin, key_source, origin
@@ -65,6 +65,9 @@ class JudgeService:
         self.env = dict(env)
         self.scratch_root = str(scratch_root) if scratch_root is not None else None
         self.hosts = hosts
+        # Found now, once: tempfile probes for a usable directory by opening files in it, which fails (as "no
+        # usable temporary directory") whenever the server is out of descriptors, and every judge call would.
+        tempfile.gettempdir()
         self.slots = runner.limit("judge", config)
         self.metrics.judges_waiting.set_function(lambda: self.slots.waiting)
         self._host = hosts.select(config.judge_host, self.env)
@@ -196,7 +199,14 @@ class JudgeService:
                 "command-line argument",
                 **{flag: True},
             )
-        call_dir = Path(tempfile.mkdtemp(prefix=f"verdict-judge-{host.name}-", dir=self.scratch_root))
+        try:
+            call_dir = Path(tempfile.mkdtemp(prefix=f"verdict-judge-{host.name}-", dir=self.scratch_root))
+        except OSError as exc:
+            exhausted = resource_exhausted(exc, what=f"make a private HOME for {host.binary}")
+            if exhausted is None:
+                raise
+            self.metrics.resource_exhaustion.labels(resource=exhausted.metadata["resource"]).inc()
+            raise exhausted from None
         try:
             home, work = call_dir / "home", call_dir / "work"
             home.mkdir()

@@ -1,0 +1,113 @@
+"""Undecodable requests are the caller's mistake for every service the server hosts, not only VerdictService.
+
+grpcio answers a request its deserializer refuses with UNKNOWN ("Exception deserializing request") or INTERNAL,
+which blames the server for the caller's bytes and fires the server-error alerts at a caller's will: a health probe
+with invalid UTF-8 in `service` was enough. VerdictService decodes leniently itself (`wire.py`); this interceptor gives
+the health service and reflection the same rule: a request that does not decode is INVALID_ARGUMENT naming the field
+(reason `UNDECODABLE_REQUEST`), whichever handler shape (unary, server streaming, bidirectional) serves it.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+import grpc.aio
+
+from verdict.rpc import to_status
+from verdict.wire import Undecodable, undecodable
+
+__all__ = ["LenientDecoding"]
+
+
+class LenientDecoding(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+    """Wraps every handler's request deserializer so that a refusal becomes INVALID_ARGUMENT, not UNKNOWN."""
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        if handler is None or handler.request_deserializer is None:
+            return handler
+        decode = _lenient(handler.request_deserializer)
+        serialize = handler.response_serializer
+        if handler.unary_unary:
+            return grpc.unary_unary_rpc_method_handler(
+                _refusing_unary(handler.unary_unary), request_deserializer=decode, response_serializer=serialize
+            )
+        if handler.unary_stream:
+            return grpc.unary_stream_rpc_method_handler(
+                _refusing_unary(handler.unary_stream), request_deserializer=decode, response_serializer=serialize
+            )
+        if handler.stream_unary:
+            return grpc.stream_unary_rpc_method_handler(
+                _refusing_stream(handler.stream_unary), request_deserializer=decode, response_serializer=serialize
+            )
+        if handler.stream_stream:
+            return grpc.stream_stream_rpc_method_handler(
+                _refusing_stream(handler.stream_stream), request_deserializer=decode, response_serializer=serialize
+            )
+        return handler
+
+
+def _lenient(deserializer: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
+    message_class = getattr(deserializer, "__self__", None)
+    descriptor = getattr(message_class, "DESCRIPTOR", None)
+
+    def decode(data: bytes) -> Any:
+        try:
+            return deserializer(data)
+        except Exception as exc:  # DecodeError, or whatever a generated deserializer raises for garbage
+            if descriptor is None:
+                return Undecodable("request", "", str(exc) or type(exc).__name__)
+            return undecodable(descriptor, data, exc)
+
+    return decode
+
+
+async def _refuse(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+    if isinstance(request, Undecodable):
+        await context.abort_with_status(to_status(request.error()))
+
+
+def _refusing_unary(behavior: Any) -> Any:
+    if inspect.isasyncgenfunction(behavior):
+
+        async def refusing_generator(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
+            await _refuse(request, context)
+            async for response in behavior(request, context):
+                yield response
+
+        return refusing_generator
+
+    async def refusing(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        await _refuse(request, context)
+        return await behavior(request, context)
+
+    return refusing
+
+
+def _refusing_stream(behavior: Any) -> Any:
+    async def checked(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
+        async for request in requests:
+            await _refuse(request, context)
+            yield request
+
+    if inspect.isasyncgenfunction(behavior):
+
+        async def refusing_generator(
+            requests: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]
+        ) -> AsyncIterator[Any]:
+            async for response in behavior(checked(requests, context), context):
+                yield response
+
+        return refusing_generator
+
+    async def refusing(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        return await behavior(checked(requests, context), context)
+
+    return refusing

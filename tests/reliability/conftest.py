@@ -1,0 +1,216 @@
+"""The fuzz and fault suite's real server, its judge stand-in, and the checks every test ends with.
+
+One `verdict serve` child process per module (a real server, its own process, so descriptors and descendants are
+counted for it alone), with the fake judge CLI installed as `claude` and a workspace root holding a git repository.
+Hypothesis runs under one of two profiles: `bounded` (the default, what `make test` runs, about a minute in all)
+and `long` (`VERDICT_FUZZ_PROFILE=long`, `make fuzz-long`). With VERDICT_FUZZ_REPORT=<file>, the number of requests
+sent per RPC is written there at the end of the session (docs/reliability.md quotes it).
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from hypothesis import HealthCheck, settings
+
+from tests.judges.conftest import FakeJudges, answer_stdout
+from tests.support import ServerProcess, start_server_process, stop_server_process
+from verdict.runner import MARKER_ENV
+from verdict.v1 import verdict_pb2, verdict_pb2_grpc
+
+settings.register_profile(
+    "bounded",
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large],
+)
+settings.register_profile(
+    "long",
+    max_examples=1500,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large],
+)
+settings.load_profile(os.environ.get("VERDICT_FUZZ_PROFILE", "bounded"))
+
+SERVER_FAULTS = {grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN}
+SENT: collections.Counter[str] = collections.Counter()
+"""Requests sent per RPC (and per fault scenario) in this session."""
+
+YES = {"verdict": "yes", "verdict_a": "yes", "verdict_b": "no", "confidence": 0.9, "reason": "fine", "evidence": "ok"}
+
+
+def git(repo: Path, *args: str) -> None:
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(repo),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+    }
+    subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
+
+
+def marked(prefix: str) -> list[int]:
+    """Live processes carrying a runner marker that starts with `prefix` (the server's pid and a dot)."""
+    wanted = f"{MARKER_ENV}={prefix}".encode()
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            environment = Path(f"/proc/{name}/environ").read_bytes()
+        except OSError:
+            continue
+        if any(item.startswith(wanted) for item in environment.split(b"\0")):
+            found.append(int(name))
+    return found
+
+
+def descriptors(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+@dataclass
+class FuzzServer:
+    """A running server, a sync channel to it, and its fake judge."""
+
+    server: ServerProcess
+    channel: grpc.Channel
+    stub: verdict_pb2_grpc.VerdictServiceStub
+    judges: FakeJudges
+    workspace: Path
+    faults: list[str] = field(default_factory=list)
+
+    @property
+    def pid(self) -> int:
+        return self.server.process.pid
+
+    def call(self, method: str, request: Any, timeout: float = 30) -> Any:
+        """One call to VerdictService; a server fault is recorded (and reported by `check`), any other status is
+        an answer."""
+        SENT[method] += 1
+        try:
+            return getattr(self.stub, method)(request, timeout=timeout)
+        except grpc.RpcError as error:
+            code = error.code()
+            if code in SERVER_FAULTS:
+                self.faults.append(f"{method}: {code.name} {error.details()}")
+            return code
+
+    def raw(self, path: str, data: bytes, streaming: str = "unary") -> grpc.StatusCode:
+        """Send undecodable or mutated bytes to any method the server hosts; the status code it answers with."""
+        SENT[f"bytes {path.rsplit('/', 1)[-1]}"] += 1
+        try:
+            if streaming == "unary":
+                self.channel.unary_unary(path)(data, timeout=10)
+            elif streaming == "server":
+                for _ in self.channel.unary_stream(path)(data, timeout=10):
+                    break
+            else:
+                for _ in self.channel.stream_stream(path)(iter([data]), timeout=10):
+                    break
+        except grpc.RpcError as error:
+            code: grpc.StatusCode = error.code()
+            if code in SERVER_FAULTS:
+                self.faults.append(f"{path}: {code.name} {error.details()}")
+            return code
+        return grpc.StatusCode.OK
+
+    def leftovers(self, settle: float = 5) -> list[int]:
+        """Processes of any call still alive, after giving killed ones a moment to go."""
+        deadline = time.monotonic() + settle
+        found = marked(f"{self.pid}.")
+        while found and time.monotonic() < deadline:
+            time.sleep(0.05)
+            found = marked(f"{self.pid}.")
+        return found
+
+    def check(self, baseline_descriptors: int) -> None:
+        """What every test ends with: no INTERNAL or UNKNOWN, no process of any call left, no descriptor growth."""
+        faults, self.faults = self.faults, []
+        assert faults == [], faults[:10]
+        assert self.leftovers() == []
+        deadline = time.monotonic() + 5
+        while descriptors(self.pid) > baseline_descriptors and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert descriptors(self.pid) <= baseline_descriptors, (descriptors(self.pid), baseline_descriptors)
+
+
+@pytest.fixture(scope="module")
+def fuzz_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FuzzServer]:
+    base = tmp_path_factory.mktemp("fuzz")
+    bin_dir = base / "bin"
+    bin_dir.mkdir()
+    judges = FakeJudges(bin_dir)
+    judges.install("claude")
+    judges.scenario({"stdout": answer_stdout("claude-code", YES)})
+    workspace = base / "workspace"
+    (workspace / "repo").mkdir(parents=True)
+    (workspace / "repo" / "a.txt").write_text("a\n")
+    git(workspace / "repo", "init", "-q")
+    git(workspace / "repo", "add", "-A")
+    git(workspace / "repo", "commit", "-qm", "init")
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(base), "TMPDIR": str(base)}
+    server = start_server_process(
+        "--judge-host",
+        "claude-code",
+        "--judge-timeout-seconds",
+        "3",
+        "--regex-timeout-seconds",
+        "0.2",
+        "--workspace-root",
+        str(workspace),
+        env=env,
+    )
+    channel = grpc.insecure_channel(server.target)
+    running = FuzzServer(server, channel, verdict_pb2_grpc.VerdictServiceStub(channel), judges, workspace)
+    warm_up(running)
+    try:
+        yield running
+    finally:
+        channel.close()
+        stop_server_process(server)
+        assert server.process.returncode == 0
+        assert marked(f"{server.process.pid}.") == [], "a call's process outlived the server's SIGTERM"
+
+
+def warm_up(running: FuzzServer) -> None:
+    """Start everything the server starts lazily (the parse pool's workers and their pipes, a judge, bash, git),
+    so descriptor counts afterwards compare like with like."""
+    big = "```python\n" + "x = 1\n" * 20_000 + "```\n```bash\necho hi\n```"
+    for _ in range(3):
+        running.call("VerifyResponse", verdict_pb2.VerifyResponseRequest(text=big, finish_reason="stop"))
+    llm = verdict_pb2.EvaluatorConfig(llm_structured=verdict_pb2.LlmStructuredConfig(prompt="ok?"))
+    running.call("Evaluate", verdict_pb2.EvaluateRequest(config=llm, output="ok"))
+    diff = verdict_pb2.EvaluatorConfig(diff_stall=verdict_pb2.DiffStallConfig())
+    running.call("Evaluate", verdict_pb2.EvaluateRequest(config=diff, workspace="repo"))
+    running.call("ListEvaluators", verdict_pb2.ListEvaluatorsRequest())
+    assert running.faults == []
+
+
+@pytest.fixture
+def fuzz(fuzz_server: FuzzServer) -> Iterator[FuzzServer]:
+    """The module's server, warmed up; the test ends with `check` (no fault, no leftover, no descriptor growth)."""
+    fuzz_server.judges.scenario({"stdout": answer_stdout("claude-code", YES)})
+    baseline = descriptors(fuzz_server.pid)
+    yield fuzz_server
+    fuzz_server.check(baseline)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    report = os.environ.get("VERDICT_FUZZ_REPORT")
+    if report and SENT:
+        Path(report).write_text(json.dumps(dict(sorted(SENT.items())), indent=1) + "\n")

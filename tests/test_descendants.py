@@ -1,0 +1,146 @@
+"""Every descendant of a runner call dies with the call, however it left the process group, and a call ends when
+its direct child does: real scripts that fork, `setsid`, double-fork and flood."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from verdict.metrics import Metrics
+from verdict.runner import Command, Runner, marked_processes
+
+
+@pytest.fixture
+def runner() -> Runner:
+    return Runner(Metrics(CollectorRegistry()))
+
+
+def _open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+async def _pid_from(path: Path) -> int:
+    for _ in range(200):
+        if path.exists() and path.read_text().strip():
+            return int(path.read_text())
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{path} was never written")
+
+
+def _python(script: str) -> tuple[str, ...]:
+    return (sys.executable, "-c", script)
+
+
+async def test_a_setsid_grandchild_holding_stdout_neither_delays_the_answer_nor_survives(
+    runner: Runner, tmp_path: Path
+) -> None:
+    """What a Node `detached: true` child does: a new session, stdout inherited. The answer printed by the child is
+    kept, the call does not wait for the time limit, and the grandchild is dead afterwards."""
+    pidfile = tmp_path / "grandchild.pid"
+    script = (
+        "import subprocess,sys;"
+        "p=subprocess.Popen([sys.executable,'-c','import time;time.sleep(600)'],start_new_session=True);"
+        f"open({str(pidfile)!r},'w').write(str(p.pid));"
+        "print('the answer',flush=True)"
+    )
+    done = await runner.run(Command(tool="judge", argv=_python(script), timeout=60))
+    assert not done.timed_out
+    assert done.returncode == 0
+    assert done.stdout == b"the answer\n"
+    assert not _alive(await _pid_from(pidfile))
+    assert marked_processes(runner.marker_prefix, prefix=True) == []
+
+
+async def test_a_daemonising_grandchild_with_closed_pipes_dies_with_the_call(runner: Runner, tmp_path: Path) -> None:
+    """The classic daemon: fork, setsid, fork again, close every inherited descriptor. Nothing holds the pipes, the
+    group kill cannot reach it, and it still dies."""
+    pidfile = tmp_path / "daemon.pid"
+    script = (
+        "import os,time\n"
+        "if os.fork()==0:\n"
+        "    os.setsid()\n"
+        "    if os.fork()==0:\n"
+        "        null=os.open(os.devnull,os.O_RDWR)\n"
+        "        [os.dup2(null,fd) for fd in (0,1,2)]\n"
+        f"        open({str(pidfile)!r},'w').write(str(os.getpid()))\n"
+        "        time.sleep(600)\n"
+        "    os._exit(0)\n"
+        "os.wait()\n"
+        "for _ in range(500):\n"
+        f"    if os.path.exists({str(pidfile)!r}): break\n"
+        "    time.sleep(0.01)\n"
+        "print('done')\n"
+    )
+    done = await runner.run(Command(tool="judge", argv=_python(script), timeout=60))
+    assert done.returncode == 0
+    assert done.stdout == b"done\n"
+    assert not _alive(await _pid_from(pidfile))
+    assert marked_processes(runner.marker_prefix, prefix=True) == []
+
+
+async def test_a_flood_past_the_time_limit_ends_at_the_limit_and_gives_back_its_pipes_at_once(runner: Runner) -> None:
+    """A child writing without end: the call ends at its time limit (not seconds later), and the pipes and the read
+    buffer are released when `run` returns, before any garbage collection."""
+    script = "import sys\nwhile True: sys.stdout.write('x' * 65536)"
+    command = Command(tool="judge", argv=_python(script), timeout=1, max_output_bytes=8 * 1024 * 1024, keep_tail=True)
+    before = _open_descriptors()
+    gc.disable()
+    try:
+        done = await runner.run(command)
+        assert _open_descriptors() == before
+    finally:
+        gc.enable()
+    assert done.timed_out
+    assert done.duration < command.timeout + 2  # the old runner waited 5 s more for the pipes to close
+    assert marked_processes(runner.marker_prefix, prefix=True) == []
+
+
+async def test_a_setsid_flood_after_the_answer_is_cut_off(runner: Runner) -> None:
+    """The child answers and exits; its detached grandchild keeps writing to the inherited stdout. The answer is
+    what the child printed, and the flooder is killed instead of read to the time limit."""
+    script = (
+        "import subprocess,sys;"
+        "subprocess.Popen([sys.executable,'-c','import sys\\nwhile True: sys.stdout.write(\"y\"*65536)'],"
+        "start_new_session=True);"
+        "print('the answer',flush=True)"
+    )
+    done = await runner.run(Command(tool="judge", argv=_python(script), timeout=60, max_output_bytes=1024))
+    assert not done.timed_out
+    assert done.stdout.startswith(b"the answer\n")
+    assert marked_processes(runner.marker_prefix, prefix=True) == []
+
+
+async def test_shutdown_kills_every_descendant_of_every_call(runner: Runner, tmp_path: Path) -> None:
+    pidfile = tmp_path / "grandchild.pid"
+    script = (
+        "import subprocess,sys,time;"
+        "p=subprocess.Popen([sys.executable,'-c','import time;time.sleep(600)'],start_new_session=True,"
+        "stdout=subprocess.DEVNULL);"
+        f"open({str(pidfile)!r},'w').write(str(p.pid));time.sleep(600)"
+    )
+    call = asyncio.create_task(runner.run(Command(tool="judge", argv=_python(script), timeout=600)))
+    grandchild = await _pid_from(pidfile)
+    runner.shutdown()
+    done = await call
+    assert done.returncode is not None
+    assert done.returncode < 0
+    for _ in range(100):
+        if not _alive(grandchild):
+            break
+        await asyncio.sleep(0.01)
+    assert not _alive(grandchild)
+    assert marked_processes(runner.marker_prefix, prefix=True) == []
