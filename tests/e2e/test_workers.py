@@ -145,9 +145,12 @@ def test_sigterm_drains_every_worker_with_calls_in_flight(tmp_path: Path) -> Non
     channels = [grpc.insecure_channel(server.target) for _ in range(6)]
     try:
         config = verdict_pb2.EvaluatorConfig(llm_structured=verdict_pb2.LlmStructuredConfig(prompt="Done?"))
-        request = verdict_pb2.EvaluateRequest(config=config, output="all tests pass")
+        # Distinct outputs: identical judge questions would share one ruling (the judge ruling cache).
         futures = [
-            verdict_pb2_grpc.VerdictServiceStub(channel).Evaluate.future(request, timeout=60) for channel in channels
+            verdict_pb2_grpc.VerdictServiceStub(channel).Evaluate.future(
+                verdict_pb2.EvaluateRequest(config=config, output=f"all {i} tests pass"), timeout=60
+            )
+            for i, channel in enumerate(channels)
         ]
         deadline = time.monotonic() + 20
         while len(judges.calls()) < len(futures):
