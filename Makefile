@@ -41,6 +41,7 @@ typecheck: install
 unit: install system-deps
 	$(VENV)/bin/pytest $(ARGS)
 
+# Load, overload, workers and memory benchmarks (not part of `make test`); a full run rewrites docs/performance.md.
 bench: install
 	$(PY) -m bench $(ARGS)
 

@@ -7,13 +7,14 @@ client; Verdict's holds no thread and at most metrics_max_connections sockets.
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+
+from bench.load import wait_ready
 
 __all__ = ["run"]
 
@@ -30,11 +31,19 @@ def _counts(pid: int) -> tuple[int, int]:
     return len(os.listdir(f"/proc/{pid}/task")), len(os.listdir(f"/proc/{pid}/fd"))
 
 
-def _measure(argv: list[str], port_of: Callable[[str], int]) -> tuple[int, int, int, int]:
-    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+def _stdout_port(process: subprocess.Popen[str]) -> int:
+    assert process.stdout is not None
+    return int(process.stdout.readline())
+
+
+def _ready_metrics_port(process: subprocess.Popen[str]) -> int:
+    return int(wait_ready(process)["metrics_port"])
+
+
+def _measure(argv: list[str], port_of: Callable[[subprocess.Popen[str]], int]) -> tuple[int, int, int, int]:
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        assert process.stdout is not None
-        port = port_of(process.stdout.readline())
+        port = port_of(process)
         time.sleep(0.5)
         threads_before, fds_before = _counts(process.pid)
         clients = []
@@ -53,10 +62,9 @@ def _measure(argv: list[str], port_of: Callable[[str], int]) -> tuple[int, int, 
 
 
 def run() -> Iterator[str]:
-    baseline = _measure([sys.executable, "-c", _BASELINE], int)
-    verdict = _measure(
-        [sys.executable, "-m", "verdict", "serve", "--grpc-address", "127.0.0.1:0", "--metrics-address", "127.0.0.1:0"],
-        lambda line: int(json.loads(line)["metrics_port"]),
-    )
+    baseline = _measure([sys.executable, "-c", _BASELINE], _stdout_port)
+    argv = [sys.executable, "-m", "verdict", "serve", "--grpc-address", "127.0.0.1:0"]
+    argv += ["--metrics-address", "127.0.0.1:0", "--log-format", "json"]
+    verdict = _measure(argv, _ready_metrics_port)
     for name, (t0, t1, f0, f1) in (("prometheus_client threaded", baseline), ("verdict serve", verdict)):
         yield f"{name:27} {CLIENTS} slow clients: threads {t0} -> {t1}, fds {f0} -> {f1}"

@@ -63,6 +63,7 @@ class ServerProcess:
     """Every stderr line the server wrote (JSON, one record each), read by a thread so the pipe never fills."""
     drained: threading.Event = field(default_factory=threading.Event)
     """Set when that thread has read stderr to its end (the server exited)."""
+    health_port: int | None = None
 
     @property
     def target(self) -> str:
@@ -134,6 +135,9 @@ def start_server_process(
         "127.0.0.1:0",
         "--metrics-address",
         "127.0.0.1:0",
+        # One process unless the test asks for workers (the default follows the machine's cores).
+        "--workers",
+        "1",
         "--log-format",
         "json",
         *flags,
@@ -155,7 +159,9 @@ def start_server_process(
     )
     drained = threading.Event()
     ready, lines = read_ready(process, ready_timeout, drained)
-    return ServerProcess(process, ready["grpc_port"], ready["metrics_port"], lines, drained)
+    return ServerProcess(
+        process, ready["grpc_port"], ready["metrics_port"], lines, drained, health_port=ready.get("health_port")
+    )
 
 
 def stop_server_process(server: ServerProcess) -> None:

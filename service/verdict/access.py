@@ -85,6 +85,9 @@ class AccessInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         self.per_principal = InFlight(per_principal)
         self.health_watches = InFlight(HEALTH_WATCHES_PER_CONNECTION)
         self._labels = LabelFolder(allowed=(*gate.principals(), ANONYMOUS))
+        self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
+        """Per method: the handler last seen and its guarded wrapper, built once per method rather than per call."""
+        self._decisions: dict[tuple[str, str], Any] = {}
 
     async def intercept_service(
         self,
@@ -92,14 +95,25 @@ class AccessInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler:
         handler = await continuation(handler_call_details)
-        service, _, method = handler_call_details.method.lstrip("/").rpartition("/")
-        if handler is not None and service == HEALTH_SERVICE and method == "Watch" and handler.unary_stream:
+        if handler is None:
+            return handler
+        full_method = handler_call_details.method
+        cached = self._wrapped.get(full_method)
+        if cached is not None and cached[0] is handler:
+            return cached[1]
+        wrapped = self._wrap(full_method, handler)
+        self._wrapped[full_method] = (handler, wrapped)
+        return wrapped
+
+    def _wrap(self, full_method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+        service, _, method = full_method.lstrip("/").rpartition("/")
+        if service == HEALTH_SERVICE and method == "Watch" and handler.unary_stream:
             return grpc.unary_stream_rpc_method_handler(
                 self._watch_guard(handler.unary_stream),
                 request_deserializer=handler.request_deserializer,
                 response_serializer=handler.response_serializer,
             )
-        if handler is None or service == HEALTH_SERVICE:
+        if service == HEALTH_SERVICE:
             return handler
         if handler.unary_unary:
             return grpc.unary_unary_rpc_method_handler(
@@ -162,8 +176,17 @@ class AccessInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 reason="TOO_MANY_CALLS_PER_PRINCIPAL",
                 metadata={"limit": str(self.per_principal.limit), "principal": caller.principal},
             )
-        self._metrics.auth_decisions.labels(principal=label, decision="allowed").inc()
+        self._decision(label, "allowed").inc()
         return caller, connection
+
+    def _decision(self, label: str, decision: str) -> Any:
+        """The counter child of (principal label, decision), looked up once: labels() costs more than inc()."""
+        child = self._decisions.get((label, decision))
+        if child is None:
+            child = self._decisions[(label, decision)] = self._metrics.auth_decisions.labels(
+                principal=label, decision=decision
+            )
+        return child
 
     def _credentials(self, context: grpc.aio.ServicerContext[Any, Any]) -> tuple[str | None, tuple[str, ...]]:
         """The bearer token (None when absent) and the verified certificate names of a call. With auth off nothing

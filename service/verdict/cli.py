@@ -387,8 +387,12 @@ def _main(argv: Sequence[str] | None = None) -> int:
             if logger.isEnabledFor(record.levelno):
                 logger.handle(record)
         from verdict.server import serve
+        from verdict.workers import resolve_workers, supervise
 
         try:
+            workers = resolve_workers(config)
+            if workers > 1:
+                return asyncio.run(supervise(config, workers))
             return asyncio.run(serve(config))
         except ConfigError as error:  # an address that cannot be bound
             print(f"verdict: cannot serve: {error}", file=sys.stderr)

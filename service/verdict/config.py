@@ -152,6 +152,13 @@ class Config:
         "loop, so a call with many mid-sized blocks cannot hold every other call and the health check.",
         minimum=0,
     )
+    workers: int = _key(
+        0,
+        "Server processes sharing the gRPC port under one supervisor, which serves one /metrics for all of them and "
+        "restarts a worker that dies; 0 means the cores of the container's CPU quota, 1 a single process.",
+        minimum=0,
+        maximum=256,
+    )
     log_level: str = _key("INFO", "Logging level.", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     log_format: str = _key(
         "text",

@@ -180,7 +180,11 @@ class Metrics:
             registry=registry,
         )
         self.subprocesses_running = Gauge(
-            "verdict_subprocesses_running", "Child processes running now.", ("tool",), registry=registry
+            "verdict_subprocesses_running",
+            "Child processes running now.",
+            ("tool",),
+            registry=registry,
+            multiprocess_mode="livesum",
         )
         self.parse_pool_tasks = Counter(
             "verdict_parse_pool_tasks_total",
@@ -307,12 +311,18 @@ class Metrics:
             ("reason",),
             registry=registry,
         )
-        self.judges_waiting = Gauge("verdict_judges_waiting", "Judge calls queued for a free slot.", registry=registry)
+        self.judges_waiting = Gauge(
+            "verdict_judges_waiting",
+            "Judge calls queued for a free slot.",
+            registry=registry,
+            multiprocess_mode="livesum",
+        )
         self.build_info = Gauge(
             "verdict_build_info",
             "Always 1; the labels say which build is running.",
             ("version", "python"),
             registry=registry,
+            multiprocess_mode="max",
         )
         import platform
 

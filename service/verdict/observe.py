@@ -167,6 +167,10 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         self._metrics = metrics
         self._series: dict[str, MethodSeries] = {}
         self._access_level = None if access_log_level == "OFF" else logging.getLevelName(access_log_level)
+        self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
+        """Per method: the handler last seen and its observed wrapper. grpc.aio asks the interceptor on every call,
+        and the generic handlers return the same handler object each time, so the wrapper is built once per method
+        instead of once per call (the wrapper keeps no per-call state)."""
 
     def _series_for(self, method: str, grpc_type: str) -> MethodSeries:
         series = self._series.get(method)
@@ -182,8 +186,17 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         handler = await continuation(handler_call_details)
         if handler is None:
             return handler
+        method = handler_call_details.method
+        cached = self._wrapped.get(method)
+        if cached is not None and cached[0] is handler:
+            return cached[1]
+        wrapped = self._wrap(method, handler)
+        self._wrapped[method] = (handler, wrapped)
+        return wrapped
+
+    def _wrap(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         grpc_type = _TYPES[(handler.request_streaming, handler.response_streaming)]
-        series = self._series_for(handler_call_details.method, grpc_type)
+        series = self._series_for(method, grpc_type)
         if handler.unary_unary:
             return grpc.unary_unary_rpc_method_handler(
                 _observe_unary(series, handler.unary_unary),

@@ -55,6 +55,7 @@ __all__ = [
     "pool_sizes",
     "reap_adopted",
     "signal_name",
+    "start_worker",
 ]
 
 MARKER_ENV = "VERDICT_CALL"
@@ -591,3 +592,18 @@ async def _reap(process: asyncio.subprocess.Process) -> None:
         process.kill()
     with contextlib.suppress(asyncio.CancelledError, TimeoutError):
         await asyncio.wait_for(asyncio.shield(process.wait()), timeout=5)
+
+
+async def start_worker(argv: tuple[str, ...], env: Mapping[str, str]) -> asyncio.subprocess.Process:
+    """Start one server worker of `verdict.workers` (the other kind of child, next to bounded tool runs): a
+    long-lived process with no time or output limit, whose lifetime the supervisor owns (it waits for it, restarts
+    it, signals it). stdin and stdout are pipes: the worker prints its ready line on stdout and treats end of file on
+    stdin as its supervisor's death. It runs in its own session, so a terminal's Ctrl-C reaches it once, forwarded
+    by the supervisor, not twice."""
+    return await asyncio.create_subprocess_exec(
+        *argv,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        env=dict(env),
+        start_new_session=True,
+    )

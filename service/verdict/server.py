@@ -20,7 +20,7 @@ import asyncio
 import logging
 import os
 import signal
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -157,7 +157,10 @@ class App:
             self._stopped.set()
 
 
-def _server_options(config: Config) -> list[tuple[str, Any]]:
+def _server_options(config: Config, *, reuse_port: bool = False) -> list[tuple[str, Any]]:
+    """Channel arguments of every listener. `reuse_port` lets the workers of `verdict.workers` share one port (the
+    kernel spreads connections over them); a single process keeps it off, so a second server on the same port fails
+    to bind instead of silently taking half the traffic."""
     largest = max(config.max_message_bytes, config.max_batch_bytes)  # single calls are held to theirs in rpc.py
     options: list[tuple[str, Any]] = [
         ("grpc.max_receive_message_length", largest),
@@ -165,7 +168,7 @@ def _server_options(config: Config) -> list[tuple[str, Any]]:
         # Clients may ping every 20 s without calls; the gRPC default minimum (5 min) would GOAWAY them.
         ("grpc.keepalive_permit_without_calls", 1),
         ("grpc.http2.min_ping_interval_without_data_ms", 20_000),
-        ("grpc.so_reuseport", 0),
+        ("grpc.so_reuseport", int(reuse_port)),
         # Bounds for hostile or forgetful peers: a connection that never finishes its handshake, or that stays idle,
         # is closed, and one connection cannot open unbounded streams.
         ("grpc.server_handshake_timeout_ms", int(config.handshake_timeout_seconds * 1000)),
@@ -199,8 +202,13 @@ async def build_server(
     *,
     registry: CollectorRegistry | None = None,
     env: Mapping[str, str] | None = None,
+    reuse_port: bool = False,
+    handlers: grpc.GenericRpcHandler | None = None,
 ) -> tuple[App, int]:
     """Assemble the server and bind its port; call `await app.start()` to begin serving.
+
+    `handlers` replace VerdictService's own (the benchmark's null echo uses this, so that everything else it measures
+    is this server: options, interceptors, health).
 
     The port is bound first, so an address in use fails fast (ConfigError naming `grpc_address`) before any child
     process or pool exists that would then have to be cleaned up.
@@ -226,7 +234,7 @@ async def build_server(
     interceptors.append(LenientDecoding())
     # grpc-core's own maximum_concurrent_rpcs stays off: it answers the excess with CANCELLED, unseen by the metrics;
     # admission control (admission.py) sheds first, with RESOURCE_EXHAUSTED and a retry hint.
-    server = grpc.aio.server(interceptors=interceptors, options=_server_options(config))
+    server = grpc.aio.server(interceptors=interceptors, options=_server_options(config, reuse_port=reuse_port))
     credentials = server_credentials(certificates) if certificates is not None else None
     port = _bind(server, "grpc_address", config.grpc_address, credentials)
     if config.auth and not certificates and not _loopback(config.grpc_address):
@@ -236,7 +244,7 @@ async def build_server(
     if config.health_address:
         health_server = grpc.aio.server(
             interceptors=[MetricsInterceptor(metrics, access_log_level=config.access_log_level), LenientDecoding()],
-            options=_server_options(config),
+            options=_server_options(config, reuse_port=reuse_port),
         )
         health_port = _bind(health_server, "health_address", config.health_address, None)
     components = build_components(config, metrics, env if env is not None else os.environ)
@@ -249,7 +257,7 @@ async def build_server(
         metrics=metrics,
         decisions=decisions,
     )
-    server.add_generic_rpc_handlers((method_handlers(servicer),))
+    server.add_generic_rpc_handlers((handlers or method_handlers(servicer),))
     not_serving, serving = health_pb2.HealthCheckResponse.NOT_SERVING, health_pb2.HealthCheckResponse.SERVING
     health = Health({**dict.fromkeys(READINESS_SERVICES, not_serving), LIVENESS_SERVICE: serving})
     health_pb2_grpc.add_HealthServicer_to_server(health, server)
@@ -346,15 +354,24 @@ async def start_metrics_server(app: App, registry: CollectorRegistry) -> Metrics
     return http
 
 
-async def serve(config: Config, *, env: Mapping[str, str] | None = None) -> int:
+async def serve(
+    config: Config,
+    *,
+    env: Mapping[str, str] | None = None,
+    reuse_port: bool = False,
+    on_ready: Callable[[dict[str, Any]], None] | None = None,
+) -> int:
     """Run until SIGTERM or SIGINT, then drain (a second signal cuts the drain short). Logs one `ready` record
     (fields event=serving, grpc_port, metrics_port) when ready, in the configured log format; returns the exit
-    status. Raises ConfigError naming the key when an address cannot be bound."""
+    status. Raises ConfigError naming the key when an address cannot be bound.
+
+    One process, whatever `config.workers` says: `verdict.workers` runs several of these, each with `reuse_port`
+    and an `on_ready` that tells the supervisor instead of logging (the supervisor logs the one ready record)."""
     prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
     if not become_subreaper():
         log.warning("cannot become a child subreaper: a judge's daemonised grandchild is reaped by init, not here")
     registry = CollectorRegistry()
-    app, port = await build_server(config, registry=registry, env=env)
+    app, port = await build_server(config, registry=registry, env=env, reuse_port=reuse_port)
     try:
         metrics_server = await start_metrics_server(app, registry)
     except BaseException:
@@ -383,7 +400,10 @@ async def serve(config: Config, *, env: Mapping[str, str] | None = None) -> int:
         "tls": app.certificates is not None,
         "auth": config.auth,
     }
-    log.info("ready", extra={"fields": ready})
+    if on_ready is not None:
+        on_ready(ready)
+    else:
+        log.info("ready", extra={"fields": ready})
     await stop.wait()
     log.info("signal received; shutting down")
     await app.stop()

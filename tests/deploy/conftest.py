@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 import shlex
 import shutil
 import subprocess
@@ -117,8 +118,26 @@ def effective_config(objects: list[Obj], deployment: Obj, container: Obj, tmp_pa
     _path, text = config_file(objects, deployment, container)
     local = tmp_path / f"{deployment['metadata']['name']}-{container['name']}.yaml"
     local.write_text(text, encoding="utf-8")
-    env = {e["name"]: e["value"] for e in container.get("env", []) if e["name"].startswith("VERDICT_")}
+    env = {e["name"]: env_value(container, e) for e in container.get("env", []) if e["name"].startswith("VERDICT_")}
     return load_config(local, env=env, flags=flags_of(container))
+
+
+def cpu_cores(quantity: str) -> float:
+    """A Kubernetes CPU quantity in cores: "500m" -> 0.5, "2" -> 2."""
+    return int(quantity[:-1]) / 1000 if quantity.endswith("m") else float(quantity)
+
+
+def env_value(container: Obj, entry: Obj) -> str:
+    """The value kubelet gives an env entry: a literal, or a CPU resource field of this container (the downward API
+    rounds up to whole divisors, so 500m with divisor 1 is "1")."""
+    if "value" in entry:
+        return str(entry["value"])
+    field = entry["valueFrom"]["resourceFieldRef"]
+    assert field.get("containerName", container["name"]) == container["name"], field
+    kind, _, resource = field["resource"].partition(".")
+    assert resource == "cpu", f"only CPU resource fields are understood here: {field}"
+    quantity = container["resources"][kind][resource]
+    return str(math.ceil(cpu_cores(str(quantity)) / cpu_cores(str(field.get("divisor", "1")))))
 
 
 def address_port(address: str) -> int:

@@ -8,6 +8,7 @@ server registers on the port it binds, a shutdown budget that covers the server'
 from __future__ import annotations
 
 import copy
+import math
 import re
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from tests.deploy.conftest import (
     address_host,
     address_port,
     all_containers,
+    cpu_cores,
     effective_config,
     of_kind,
     one,
@@ -219,6 +221,17 @@ def test_resources_requested_and_memory_limited(overlay: str) -> None:
         assert {"cpu", "memory"} <= set(resources["requests"]), container["name"]
         assert resources["limits"]["memory"] == resources["requests"]["memory"], "memory limit = request"
         assert "cpu" not in resources["limits"], "no CPU limit: throttling only adds latency"
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_one_worker_process_per_requested_core(overlay: str, tmp_path: Path) -> None:
+    objects = render(f"overlays/{overlay}")
+    deployment = verdict_deployment(objects)
+    container = verdict_container(deployment)
+    config = effective_config(objects, deployment, container, tmp_path)
+    requested = cpu_cores(str(container["resources"]["requests"]["cpu"]))
+    # Set explicitly: left at 0 the server would count the node's cores, since no CPU limit caps the container.
+    assert config.workers == math.ceil(requested) >= 1
 
 
 @pytest.mark.parametrize("overlay", OVERLAYS)

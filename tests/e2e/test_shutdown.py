@@ -126,15 +126,16 @@ def test_a_second_signal_ends_the_grace_period_at_once(long_grace: HangingJudge)
     assert _all_dead(children), "a judge process outlived the server"
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
 @pytest.mark.parametrize("flag", ["--grpc-address", "--metrics-address"])
-def test_an_address_in_use_exits_two_naming_the_key(flag: str) -> None:
+def test_an_address_in_use_exits_two_naming_the_key(flag: str, workers: str) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         address = f"127.0.0.1:{taken.getsockname()[1]}"
         other = "--metrics-address" if flag == "--grpc-address" else "--grpc-address"
         done = subprocess.run(
-            [sys.executable, "-m", "verdict", "serve", other, "127.0.0.1:0", flag, address],
+            [sys.executable, "-m", "verdict", "serve", "--workers", workers, other, "127.0.0.1:0", flag, address],
             capture_output=True,
             text=True,
             timeout=60,

@@ -85,6 +85,7 @@ class Verifier:
         self._pool: ProcessPool | None = None
         self._parsing: set[ProcessFuture[Any]] = set()
         self._closed = False
+        self._counters: dict[tuple[str, ...], Any] = {}
 
     async def verify(
         self,
@@ -119,16 +120,27 @@ class Verifier:
             opinion = await self._ask_second_opinion(judge, request, verification, deadline)
             if opinion is not None:
                 verification = dataclasses.replace(verification, second_opinion=opinion)
-        self._metrics.verifications.labels(verdict=verification.verdict.value).inc()
+        self._count(("verdict", verification.verdict.value))
         for check in verification.checks:
-            label = LANGUAGES.metric_label(check.language)
-            self._metrics.block_checks.labels(lang=label, verdict=check.verdict.value).inc()
+            self._count(("block", LANGUAGES.metric_label(check.language), check.verdict.value))
         return verification
 
     @property
     def inline_parse_budget_bytes(self) -> int:
         """The per-call inline parse budget (`inline_parse_budget_bytes`)."""
         return self._config.inline_parse_budget_bytes
+
+    def _count(self, key: tuple[str, ...]) -> None:
+        """Increment the verdict or block-check counter child named by `key`, looked up once per label set (a
+        `labels()` lookup costs several times the increment; the label sets are few and bounded)."""
+        child = self._counters.get(key)
+        if child is None:
+            if key[0] == "verdict":
+                child = self._metrics.verifications.labels(verdict=key[1])
+            else:
+                child = self._metrics.block_checks.labels(lang=key[1], verdict=key[2])
+            self._counters[key] = child
+        child.inc()
 
     def close(self) -> None:
         """Stop the parse pool and refuse further calls. Safe to call twice.
@@ -166,7 +178,21 @@ class Verifier:
             return place(item, check_code(record.name, code))
 
         pending = [item for item in plan if isinstance(item, PendingCheck)]
-        done = iter(await _all_or_none([check(item) for item in pending]))
+        inline = self._config.inline_parse_bytes
+        if (
+            all(item.language.record.runs is not Runs.SUBPROCESS and item.size <= inline for item in pending)
+            and sum(item.size for item in pending) <= budget.left
+        ):
+            # Only inline parses within the call's budget (the common small answer): no task, semaphore or gather per
+            # call, and the same yield to the event loop before each block as the general path.
+            checked = []
+            for item in pending:
+                budget.left -= item.size
+                await asyncio.sleep(0)
+                checked.append(place(item, check_code(item.language.record.name, item.block.body)))
+            done = iter(checked)
+        else:
+            done = iter(await _all_or_none([check(item) for item in pending]))
         return [item if isinstance(item, BlockCheck) else next(done) for item in plan]
 
     async def _check_shell(self, code: str) -> CodeCheck:

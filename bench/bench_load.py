@@ -1,0 +1,257 @@
+"""Throughput, overload, every core and memory, under load from several client processes (see bench/load.py).
+
+Every figure is a ratio of two measurements taken in this run on this machine, because absolute calls/s say more
+about the machine (and whatever else runs on it) than about the code. Ratios of throughput alternate the two sides
+in short rounds and keep each side's best round, so a burst of unrelated load on a shared machine does not land on
+one side only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import tempfile
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from bench.load import LoadResult, Server, run_load, start_echo, start_verdict
+from verdict.v1 import verdict_pb2
+
+WARMUP, MEASURE, ROUNDS = 1.0, 2.5, 3
+Request = tuple[str, bytes]
+
+
+def _verify(text: str) -> Request:
+    return "VerifyResponse", verdict_pb2.VerifyResponseRequest(text=text, finish_reason="stop").SerializeToString()
+
+
+def _evaluate(yaml: str, output: str = "", exit_code: int = 0, workspace: str = "", state: bytes = b"") -> Request:
+    request = verdict_pb2.EvaluateRequest(
+        config=verdict_pb2.EvaluatorConfig(yaml=yaml), output=output, exit_code=exit_code, workspace=workspace
+    )
+    return "Evaluate", request.SerializeToString()
+
+
+def _answer(size: int) -> str:
+    """A realistic answer of about `size` bytes: prose, a Python block and a JSON block, repeated."""
+    unit = (
+        "Here is the change, with the tests updated to match.\n\n"
+        "```python\ndef total(items: list[int]) -> int:\n    return sum(item for item in items if item > 0)\n```\n\n"
+        '```json\n{"retries": 3, "backoff": [0.5, 1, 2], "name": "worker"}\n```\n\n'
+    )
+    return (unit * (size // len(unit) + 1))[:size].rsplit("```\n", 1)[0] + "```\n"
+
+
+TINY = _verify('Done.\n```json\n{"a": 1}\n```\n')
+KB2 = _verify(_answer(2 * 1024))
+KB20 = _verify(_answer(20 * 1024))
+_LOOP = '```bash\nfor f in *.log; do\n  grep -c error "$f" > out{i}.txt\ndone\n```\n\n'
+SHELL_HEAVY = _verify("Run these:\n\n" + "".join(_LOOP.format(i=i) for i in range(4)))
+ONE_SHELL = '```bash\nset -euo pipefail\nfor f in *.txt; do echo "$f"; done\n```\n'
+
+EVALUATORS: dict[str, Callable[[str], Request]] = {
+    "exit_code": lambda _: _evaluate("type: exit_code", exit_code=0),
+    "output_numeric": lambda _: _evaluate("type: output_numeric\noperator: ge\ntarget: 0.9", output="0.93"),
+    "output_json": lambda _: _evaluate(
+        "type: output_json\npath: .tests.passed\noperator: eq\ntarget: 12", output='{"tests": {"passed": 12}}'
+    ),
+    "output_contains": lambda _: _evaluate("type: output_contains\npattern: '\\d+ passed'", output="== 12 passed =="),
+    "convergence": lambda _: _evaluate("type: convergence\ntarget: '0.5'\ntolerance: 0.01", output="0.8"),
+    "classify": lambda _: _evaluate("type: classify", output="thinking\nretry\n"),
+    "action_stall": lambda _: _evaluate("type: action_stall\nmax_repeat: 3\ntrack: [output]", output="same"),
+    "score_stall": lambda _: _evaluate("type: score_stall\nmax_stall: 3", output="0.7"),
+    "open_question_stall": lambda _: _evaluate("type: open_question_stall\nmax_stall: 3", output="4"),
+    "mcp_result": lambda _: _evaluate("type: mcp_result", output='{"content": [], "isError": false}'),
+    "harbor_scorer": lambda _: _evaluate("type: harbor_scorer", output="0.75"),
+    "diff_stall": lambda workspace: _evaluate("type: diff_stall\nmax_stall: 3", workspace=workspace),
+}
+
+
+def _load(server: Server, requests: list[Request], **options: float) -> LoadResult:
+    return run_load(
+        server.target,
+        requests,
+        warmup=options.pop("warmup", WARMUP),
+        duration=options.pop("duration", MEASURE),
+        **options,  # type: ignore[arg-type]
+    )
+
+
+def _best_rates(sides: dict[str, tuple[Server, list[Request]]], rounds: int = ROUNDS) -> dict[str, float]:
+    """calls/s of each side, best of `rounds` alternating rounds."""
+    best = dict.fromkeys(sides, 0.0)
+    for _ in range(rounds):
+        for name, (server, requests) in sides.items():
+            best[name] = max(best[name], _load(server, requests).rate)
+    return best
+
+
+def _rss_mb(server: Server) -> float:
+    total = 0
+    for pid in server.pids():
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+        except OSError:
+            pass
+    return total / 1024
+
+
+def _handled(server: Server) -> dict[str, float]:
+    """grpc_server_handled_total of VerifyResponse by code, from the server's /metrics."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics", timeout=10) as reply:
+        text = reply.read().decode()
+    codes: dict[str, float] = {}
+    for line in text.splitlines():
+        if line.startswith("grpc_server_handled_total{") and 'grpc_method="VerifyResponse"' in line:
+            code = line.split('grpc_code="', 1)[1].split('"', 1)[0]
+            codes[code] = float(line.rsplit(" ", 1)[1])
+    return codes
+
+
+def _git_workspace(root: Path) -> str:
+    workspace = root / "repo"
+    workspace.mkdir()
+    for argv in (["init", "-q"], ["config", "user.email", "b@x"], ["config", "user.name", "b"]):
+        subprocess.run(["git", *argv], cwd=workspace, check=True)
+    (workspace / "a.txt").write_text("one\n")
+    subprocess.run(["git", "add", "."], cwd=workspace, check=True)
+    subprocess.run(["git", "commit", "-qm", "one"], cwd=workspace, check=True)
+    (workspace / "a.txt").write_text("two\n")
+    return str(workspace)
+
+
+def unary(echo: Server, verdict: Server) -> Iterator[str]:
+    rates = _best_rates({"echo": (echo, [TINY]), "tiny": (verdict, [TINY])})
+    yield f"unary VerifyResponse tiny / null echo = {rates['tiny'] / rates['echo']:.2f} (target >= 0.90)"
+    for name, request in (("2 KB", KB2), ("20 KB", KB20)):
+        sized = _best_rates({"echo": (echo, [request]), "verify": (verdict, [request])}, rounds=2)
+        yield f"unary VerifyResponse {name} / null echo of the same bytes = {sized['verify'] / sized['echo']:.2f}"
+    shell = _best_rates({"tiny": (verdict, [TINY]), "shell": (verdict, [SHELL_HEAVY])}, rounds=2)
+    yield f"shell-heavy answer (4 bash blocks) / tiny answer, calls/s = {shell['shell'] / shell['tiny']:.2f}"
+
+
+def evaluators(echo: Server, verdict: Server, workspace: str) -> Iterator[str]:
+    baseline = _load(echo, [TINY]).rate
+    for name, build in EVALUATORS.items():
+        result = _load(verdict, [build(workspace)], duration=1.5)
+        errors = sum(v for k, v in result.codes.items() if k != "OK")
+        note = f" ({errors} errors)" if errors else ""
+        yield f"Evaluate {name:20} / null echo, calls/s = {result.rate / baseline:.3f}{note}"
+
+
+def overload(verdict: Server) -> Iterator[str]:
+    unloaded = _load(verdict, [TINY], clients=1, concurrency=1, duration=2.0)
+    capacity = _load(verdict, [TINY], concurrency=8).rate
+    before = _handled(verdict)
+    offered = 2 * capacity
+    loaded = _load(verdict, [TINY], rate=offered, duration=6.0, timeout=2.0, warmup=0.5)
+    after = _handled(verdict)
+    server_side = {code: after.get(code, 0) - before.get(code, 0) for code in after}
+    ratio = loaded.percentile(0.99) / unloaded.percentile(0.99)
+    client_codes = ", ".join(f"{code} {count}" for code, count in sorted(loaded.codes.items()))
+    server_codes = ", ".join(f"{code} {int(count)}" for code, count in sorted(server_side.items()) if count)
+    yield (
+        f"overload at 2x capacity ({offered:.0f}/s offered for 6 s, 2 s deadline): accepted p99 / unloaded p99 = "
+        f"{ratio:.1f} (target <= 3)"
+    )
+    yield f"  clients saw: {client_codes}"
+    for code, text in sorted(loaded.details.items()):
+        yield f"    {code}: {text!r}"
+    yield f"  server counted (grpc_server_handled_total, incl. warm-up): {server_codes}"
+    if loaded.rejected_latencies:
+        yield f"  rejections answered in p50 {loaded.percentile(0.5, loaded.rejected_latencies) * 1000:.1f} ms"
+
+
+def multiprocess() -> Iterator[str]:
+    one = start_verdict("--workers", "1")
+    two = start_verdict("--workers", "2")
+    try:
+        rates = {"1": 0.0, "2": 0.0}
+        for _ in range(2):
+            for name, server in (("1", one), ("2", two)):
+                rates[name] = max(rates[name], _load(server, [TINY], clients=2, concurrency=16).rate)
+    finally:
+        one.stop()
+        two.stop()
+    yield f"workers=2 / workers=1, tiny unary calls/s = {rates['2'] / rates['1']:.2f} (target >= 1.6)"
+
+
+def memory() -> Iterator[str]:
+    exit_code, classify = _evaluate("type: exit_code"), _evaluate("type: classify", output="a\nb")
+    mixed = [*[TINY] * 12, KB2, KB2, exit_code, exit_code, classify, SHELL_HEAVY, KB20]
+    server = start_verdict("--workers", "1")
+    try:
+        first = _load(server, mixed, concurrency=8, duration=60.0, warmup=0.0, max_calls=10_000).calls
+        rss_first = _rss_mb(server)
+        started = time.perf_counter()
+        more = _load(server, mixed, concurrency=8, duration=120.0, warmup=0.0, max_calls=190_000)
+        rss_last = _rss_mb(server)
+        done = first + more.calls
+    finally:
+        server.stop()
+    label = "" if done >= 200_000 else f" (time-boxed: reached {done:,} calls, not 200,000)"
+    growth = rss_last - rss_first
+    yield (
+        f"memory, mixed calls: RSS {rss_first:.0f} MB after {first:,} calls -> {rss_last:.0f} MB after {done:,} calls "
+        f"= +{growth:.1f} MB (target <= 20 MB from 10k to 200k){label}; {time.perf_counter() - started:.0f} s"
+    )
+
+
+def shell_block() -> Iterator[str]:
+    from prometheus_client import CollectorRegistry
+
+    from verdict.config import Config
+    from verdict.metrics import Metrics
+    from verdict.runner import Runner
+    from verdict.verify.model import VerifyInput
+    from verdict.verify.verifier import Verifier
+
+    async def measure() -> tuple[float, float]:
+        metrics = Metrics(CollectorRegistry())
+        runner = Runner.for_config(Config(), metrics)
+        verifier = Verifier(Config(), runner, metrics)
+        text = "Run:\n" + ONE_SHELL
+        body = ONE_SHELL.split("\n", 1)[1].rsplit("```", 1)[0].encode()
+
+        async def raw() -> None:
+            process = await asyncio.create_subprocess_exec(
+                "bash", "-n", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.DEVNULL
+            )
+            await process.communicate(body)
+
+        try:
+            rounds: dict[str, list[float]] = {"verify": [], "raw": []}
+            for _ in range(5):
+                for name, work in (("verify", lambda: verifier.verify(VerifyInput(text))), ("raw", raw)):
+                    started = time.perf_counter()
+                    for _ in range(40):
+                        await work()
+                    rounds[name].append((time.perf_counter() - started) / 40)
+            return min(rounds["verify"]), min(rounds["raw"])
+        finally:
+            runner.shutdown()
+            verifier.close()
+
+    ours, raw = asyncio.run(measure())
+    yield f"one shell block through the verifier / a raw `bash -n` spawn = {ours / raw:.2f} (target <= 1.3)"
+
+
+def run() -> Iterator[str]:
+    with tempfile.TemporaryDirectory(prefix="verdict-bench-") as scratch:
+        workspace = _git_workspace(Path(scratch))
+        echo = start_echo("--workers", "1")
+        verdict = start_verdict("--workers", "1", "--workspace-root", scratch)
+        try:
+            yield from unary(echo, verdict)
+            yield from evaluators(echo, verdict, workspace)
+            yield from overload(verdict)
+        finally:
+            echo.stop()
+            verdict.stop()
+    yield from multiprocess()
+    yield from shell_block()
+    yield from memory()

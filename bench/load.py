@@ -1,0 +1,274 @@
+"""The load generator: client processes that call a server for a fixed time after a warm-up, and the servers they call.
+
+Clients are separate processes (`python -m bench.load CLIENT_SPEC_JSON`), so the client side's Python does not share
+the server's GIL. Requests are serialized once, up front, and sent as bytes (no per-call proto work on the client).
+
+Two ways to load:
+- closed loop (`concurrency` calls kept in flight per client): the most the server does, i.e. its capacity;
+- open loop (`rate` calls started per second per client, whether or not earlier ones finished): a fixed offered load,
+  used for overload, where a closed loop would slow down with the server and never overload it.
+
+Every figure the bench reports is a ratio of two such runs in the same `make bench`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+import grpc.aio
+
+__all__ = ["LoadResult", "Server", "run_load", "start_echo", "start_verdict", "wait_ready"]
+
+SERVICE = "verdict.v1.VerdictService"
+_ROOT = str(Path(__file__).resolve().parent.parent)
+"""The repository root, on the path of every process the bench starts (`python -m bench.*` from anywhere)."""
+
+
+@dataclass
+class LoadResult:
+    """Merged over every client process: what was answered in the measured window, and how fast."""
+
+    calls: int = 0
+    seconds: float = 0.0
+    latencies: list[float] = field(default_factory=list)
+    """Seconds, of calls answered OK in the measured window."""
+    codes: Counter[str] = field(default_factory=Counter)
+    """Status code names of every call ended in the measured window, OK included."""
+    rejected_latencies: list[float] = field(default_factory=list)
+    """Seconds to a RESOURCE_EXHAUSTED or UNAVAILABLE answer (how fast the excess was refused)."""
+    details: dict[str, str] = field(default_factory=dict)
+    """One example of the details text per status code that was not OK (what the client was told)."""
+
+    @property
+    def rate(self) -> float:
+        """Calls answered OK per second."""
+        return self.codes["OK"] / self.seconds if self.seconds else 0.0
+
+    def percentile(self, fraction: float, values: list[float] | None = None) -> float:
+        data = sorted(self.latencies if values is None else values)
+        if not data:
+            return float("nan")
+        return data[min(len(data) - 1, int(fraction * len(data)))]
+
+
+@dataclass
+class Server:
+    """A server process started for the bench; `stop()` sends SIGTERM and waits."""
+
+    process: subprocess.Popen[str]
+    port: int
+    metrics_port: int | None
+
+    @property
+    def target(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def pids(self) -> list[int]:
+        """The server process and its workers (multi-process mode), for RSS."""
+        pid = self.process.pid
+        try:
+            children = [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+        except OSError:
+            children = []
+        return [pid, *children]
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def wait_ready(process: subprocess.Popen[str]) -> dict[str, Any]:
+    """The `serving` record of a `verdict serve --log-format json` process, read from its stderr; a daemon thread
+    then keeps reading stderr, so the server never blocks on a full pipe."""
+    assert process.stderr is not None
+    stream = process.stderr
+    for line in stream:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and record.get("event") == "serving":
+            threading.Thread(target=lambda: [None for _ in stream], daemon=True).start()
+            return record
+    process.wait()
+    raise RuntimeError(f"{process.args!r} did not start (status {process.returncode})")
+
+
+def _start(argv: list[str], env: dict[str, str] | None = None, *, ready_on_stdout: bool = False) -> Server:
+    environment = {**os.environ, "PYTHONPATH": _ROOT, **(env or {})}
+    if ready_on_stdout:
+        process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=environment)
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        if not line:
+            process.wait()
+            raise RuntimeError(f"{argv} did not start (status {process.returncode})")
+        ready = json.loads(line)
+    else:
+        process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=environment)
+        ready = wait_ready(process)
+    return Server(process, int(ready["grpc_port"]), ready.get("metrics_port"))
+
+
+def start_verdict(*flags: str, env: dict[str, str] | None = None) -> Server:
+    """`verdict serve` as deployed (bench flags on top), on free loopback ports."""
+    argv = [sys.executable, "-m", "verdict", "serve", "--grpc-address", "127.0.0.1:0"]
+    argv += ["--metrics-address", "127.0.0.1:0", "--log-level", "INFO", "--log-format", "json", *flags]
+    return _start(argv, env)
+
+
+def start_echo(*flags: str) -> Server:
+    """The null echo: the same server (`build_server`: options, interceptors, health) answering VerifyResponse with
+    its request bytes, untouched: what any call costs before Verdict does any work."""
+    argv = [sys.executable, "-m", "bench.echo_server", *flags]
+    return _start(argv, ready_on_stdout=True)
+
+
+def run_load(
+    target: str,
+    requests: list[tuple[str, bytes]],
+    *,
+    clients: int = 2,
+    concurrency: int = 8,
+    rate: float = 0.0,
+    warmup: float = 1.0,
+    duration: float = 4.0,
+    timeout: float = 10.0,
+    max_calls: int = 0,
+) -> LoadResult:
+    """Run `clients` client processes against `target`, cycling through `requests` ((method, serialized) pairs).
+    `rate` > 0 makes it an open loop at `rate` calls/s in total; `max_calls` > 0 stops each client after its share."""
+    spec = {
+        "target": target,
+        "requests": [(method, payload.hex()) for method, payload in requests],
+        "concurrency": concurrency,
+        "rate": rate / clients,
+        "warmup": warmup,
+        "duration": duration,
+        "timeout": timeout,
+        "max_calls": max_calls // clients if max_calls else 0,
+    }
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-m", "bench.load", "-"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": _ROOT},
+        )
+        for _ in range(clients)
+    ]
+    for process in processes:
+        assert process.stdin is not None
+        process.stdin.write(json.dumps(spec))
+        process.stdin.close()
+    result = LoadResult()
+    for process in processes:
+        assert process.stdout is not None
+        part = json.loads(process.stdout.read())
+        process.wait()
+        result.calls += part["calls"]
+        result.seconds = max(result.seconds, part["seconds"])
+        result.latencies += part["latencies"]
+        result.rejected_latencies += part["rejected"]
+        result.codes.update(part["codes"])
+        for code, text in part["details"].items():
+            result.details.setdefault(code, text)
+    return result
+
+
+async def _client(spec: dict[str, Any]) -> dict[str, Any]:
+    requests = [(method, bytes.fromhex(payload)) for method, payload in spec["requests"]]
+    limit = 64 * 1024 * 1024
+    options = [("grpc.max_receive_message_length", limit), ("grpc.max_send_message_length", limit)]
+    latencies: list[float] = []
+    rejected: list[float] = []
+    codes: Counter[str] = Counter()
+    details: dict[str, str] = {}
+    calls = 0
+    async with grpc.aio.insecure_channel(spec["target"], options=options) as channel:
+        stubs = {method: channel.unary_unary(f"/{SERVICE}/{method}") for method in {m for m, _ in requests}}
+        await channel.channel_ready()
+        started = time.perf_counter()
+        measured_from = started + spec["warmup"]
+        until = measured_from + spec["duration"]
+        index = 0
+
+        async def one() -> None:
+            nonlocal index, calls
+            method, payload = requests[index % len(requests)]
+            index += 1
+            begun = time.perf_counter()
+            code = "OK"
+            try:
+                await stubs[method](payload, timeout=spec["timeout"])
+            except grpc.aio.AioRpcError as error:
+                code = error.code().name
+                details.setdefault(code, (error.details() or "")[:120])
+            ended = time.perf_counter()
+            if begun >= measured_from and ended <= until:
+                calls += 1
+                codes[code] += 1
+                if code == "OK":
+                    latencies.append(ended - begun)
+                elif code in ("RESOURCE_EXHAUSTED", "UNAVAILABLE"):
+                    rejected.append(ended - begun)
+
+        most = spec["max_calls"]
+        if spec["rate"] > 0:
+            interval = 1.0 / spec["rate"]
+            pending: set[asyncio.Task[None]] = set()
+            next_start = time.perf_counter()
+            while next_start < until:
+                await asyncio.sleep(max(0.0, next_start - time.perf_counter()))
+                task = asyncio.ensure_future(one())
+                pending.add(task)
+                task.add_done_callback(pending.discard)
+                next_start += interval
+            await asyncio.gather(*pending)
+        else:
+
+            async def worker() -> None:
+                while time.perf_counter() < until and not (most and index >= most):
+                    await one()
+
+            await asyncio.gather(*(worker() for _ in range(spec["concurrency"])))
+        measured = min(time.perf_counter(), until) - measured_from
+    return {
+        "calls": calls,
+        "seconds": measured,
+        "latencies": latencies,
+        "rejected": rejected,
+        "codes": dict(codes),
+        "details": details,
+    }
+
+
+def main() -> int:
+    spec = json.loads(sys.stdin.read())
+    result = asyncio.run(_client(spec))
+    with contextlib.suppress(BrokenPipeError):
+        sys.stdout.write(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
