@@ -8,16 +8,18 @@ server still answers a good call.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import gzip
 import http.client
 import json
 import struct
+import threading
 import urllib.parse
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 
 import pytest
-from google.rpc import error_details_pb2
+from google.rpc import error_details_pb2, status_pb2
 
 from tests.support import make_config, serving
 
@@ -37,9 +39,6 @@ def frame(body: bytes, flags: int = 0) -> bytes:
 @pytest.fixture(scope="module")
 def port() -> Iterator[int]:
     """A server with an HTTP port, in its own event loop thread (the probes are plain blocking HTTP)."""
-    import asyncio
-    import threading
-
     ready: dict[str, int] = {}
     started = threading.Event()
     stop: asyncio.Event | None = None
@@ -132,7 +131,13 @@ HOSTILE: dict[str, tuple[str, str, bytes, dict[str, str], str]] = {
         JSON,
         "invalid_argument",
     ),
-    "JSON, a 5000-digit integer": ("POST", "Evaluate", b'{"context": {"x": ' + b"9" * 5000 + b"}}", JSON, "invalid_argument"),
+    "JSON, a 5000-digit integer": (
+        "POST",
+        "Evaluate",
+        b'{"context": {"x": ' + b"9" * 5000 + b"}}",
+        JSON,
+        "invalid_argument",
+    ),
     "JSON, a 400-digit integer in a Value": (
         "POST",
         "Evaluate",
@@ -156,7 +161,13 @@ HOSTILE: dict[str, tuple[str, str, bytes, dict[str, str], str]] = {
         JSON,
         "invalid_argument",
     ),
-    "JSON, oversized": ("POST", "VerifyResponse", json.dumps({"text": "x" * 2 * LIMIT}).encode(), JSON, "resource_exhausted"),
+    "JSON, oversized": (
+        "POST",
+        "VerifyResponse",
+        json.dumps({"text": "x" * 2 * LIMIT}).encode(),
+        JSON,
+        "resource_exhausted",
+    ),
     "proto, oversized": ("POST", "VerifyResponse", b"\x0a\x80\x80\x08" + b"x" * 2 * LIMIT, PROTO, "resource_exhausted"),
     "gzip, oversized once inflated": (
         "POST",
@@ -279,8 +290,6 @@ def test_grpc_web_undecodable_message_names_the_field_in_its_trailer(port: int) 
     trailer = raw[raw.rfind(b"\x80") + 5 :].decode()
     fields = dict(line.split(": ", 1) for line in trailer.split("\r\n") if ": " in line)
     rich = base64.b64decode(fields["grpc-status-details-bin"] + "==")
-    from google.rpc import status_pb2
-
     decoded = status_pb2.Status.FromString(rich)
     info = error_details_pb2.ErrorInfo()
     decoded.details[0].Unpack(info)
