@@ -11,9 +11,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import gzip
-import http.client
 import json
-import struct
 import threading
 import urllib.parse
 from collections.abc import Iterator
@@ -21,19 +19,13 @@ from collections.abc import Iterator
 import pytest
 from google.rpc import error_details_pb2, status_pb2
 
-from tests.support import make_config, serving
+from tests.support import HTTP_SERVER_FAULTS, connect_outcome, grpc_frame, http_send, make_config, serving
 
 SERVICE = "/verdict.v1.VerdictService"
 JSON = {"Content-Type": "application/json"}
 PROTO = {"Content-Type": "application/proto"}
 GRPC_WEB = {"Content-Type": "application/grpc-web+proto"}
-SERVER_FAULTS = {"internal", "unknown", "2", "13"}
 LIMIT = 64 * 1024
-
-
-def frame(body: bytes, flags: int = 0) -> bytes:
-    """One gRPC / gRPC-Web length-prefixed message."""
-    return bytes([flags]) + struct.pack(">I", len(body)) + body
 
 
 @pytest.fixture(scope="module")
@@ -62,40 +54,14 @@ def port() -> Iterator[int]:
     thread.join(30)
 
 
-def send(
-    port: int, method: str, path: str, body: bytes = b"", headers: dict[str, str] | None = None
-) -> tuple[int, dict[str, str], bytes]:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    try:
-        connection.request(method, path, body=body, headers=headers or {})
-        reply = connection.getresponse()
-        return reply.status, {k.lower(): v for k, v in reply.getheaders()}, reply.read()
-    finally:
-        connection.close()
-
-
-def outcome(status: int, headers: dict[str, str], body: bytes) -> str:
-    """The code the caller sees: a Connect error body's `code`, a gRPC(-Web) status (in headers or the trailer
-    frame), `ok`, or `http <status>` for an answer at the HTTP level (404, 405, 415)."""
-    if "grpc-status" in headers:
-        return headers["grpc-status"]
-    if headers.get("content-type", "").startswith("application/grpc"):
-        trailer = body[body.rfind(b"\x80") + 5 :].decode() if b"\x80" in body else ""
-        fields = dict(line.split(": ", 1) for line in trailer.split("\r\n") if ": " in line)
-        return fields.get("grpc-status", "0")
-    if status == 200:
-        return "ok"
-    if headers.get("content-type", "").startswith("application/json") and body:
-        return str(json.loads(body)["code"])
-    return f"http {status}"
-
-
 def details(body: bytes) -> dict[str, bytes]:
     return {item["type"]: base64.b64decode(item["value"] + "==") for item in json.loads(body).get("details", [])}
 
 
 def healthy(port: int) -> None:
-    status, _headers, body = send(port, "POST", f"{SERVICE}/VerifyResponse", b'{"text": "```json\\n{}\\n```"}', JSON)
+    status, _headers, body = http_send(
+        port, "POST", f"{SERVICE}/VerifyResponse", b'{"text": "```json\\n{}\\n```"}', JSON
+    )
     assert (status, json.loads(body)["verdict"]) == (200, "VERIFY_VERDICT_OK")
 
 
@@ -224,36 +190,48 @@ HOSTILE: dict[str, tuple[str, str, bytes, dict[str, str], str]] = {
     "GET, unknown encoding": ("GET", "Evaluate?encoding=xml&message=x", b"", {}, "http 415"),
     "gRPC-Web, truncated prefix": ("POST", "VerifyResponse", b"\x00\x00\x00", GRPC_WEB, "3"),
     "gRPC-Web, length beyond the body": ("POST", "VerifyResponse", b"\x00\x00\x00\x10\x00ab", GRPC_WEB, "3"),
-    "gRPC-Web, compressed flag without an encoding": ("POST", "VerifyResponse", frame(b"\x0a\x01a", 1), GRPC_WEB, "3"),
+    "gRPC-Web, compressed flag without an encoding": (
+        "POST",
+        "VerifyResponse",
+        grpc_frame(b"\x0a\x01a", 1),
+        GRPC_WEB,
+        "3",
+    ),
     "gRPC-Web, compressed flag, garbage gzip": (
         "POST",
         "VerifyResponse",
-        frame(b"garbage", 1),
+        grpc_frame(b"garbage", 1),
         {**GRPC_WEB, "grpc-encoding": "gzip"},
         "3",
     ),
-    "gRPC-Web, unknown flags": ("POST", "VerifyResponse", frame(b"", 0x7E), GRPC_WEB, "3"),
-    "gRPC-Web, undecodable message": ("POST", "VerifyResponse", frame(b"\x0a\x02\xff\xfe"), GRPC_WEB, "3"),
+    "gRPC-Web, unknown flags": ("POST", "VerifyResponse", grpc_frame(b"", 0x7E), GRPC_WEB, "3"),
+    "gRPC-Web, undecodable message": ("POST", "VerifyResponse", grpc_frame(b"\x0a\x02\xff\xfe"), GRPC_WEB, "3"),
     "gRPC-Web, 4 GiB promised": ("POST", "VerifyResponse", b"\x00\xff\xff\xff\xff", GRPC_WEB, "8"),
-    "gRPC-Web, two messages to a unary RPC": ("POST", "VerifyResponse", frame(b"") + frame(b""), GRPC_WEB, "12"),
-    "gRPC-Web, bad grpc-timeout": ("POST", "VerifyResponse", frame(b""), {**GRPC_WEB, "grpc-timeout": "xyz"}, "3"),
+    "gRPC-Web, two messages to a unary RPC": (
+        "POST",
+        "VerifyResponse",
+        grpc_frame(b"") + grpc_frame(b""),
+        GRPC_WEB,
+        "12",
+    ),
+    "gRPC-Web, bad grpc-timeout": ("POST", "VerifyResponse", grpc_frame(b""), {**GRPC_WEB, "grpc-timeout": "xyz"}, "3"),
     "gRPC-Web JSON, malformed": (
         "POST",
         "VerifyResponse",
-        frame(b'{"text": '),
+        grpc_frame(b'{"text": '),
         {"Content-Type": "application/grpc-web+json"},
         "3",
     ),
-    "gRPC over HTTP/1.1": ("POST", "VerifyResponse", frame(b""), {"Content-Type": "application/grpc"}, "12"),
+    "gRPC over HTTP/1.1": ("POST", "VerifyResponse", grpc_frame(b""), {"Content-Type": "application/grpc"}, "12"),
 }
 
 
 @pytest.mark.parametrize("name", list(HOSTILE))
 def test_hostile_input_gets_a_callers_code_and_the_server_stays_healthy(port: int, name: str) -> None:
     method, path, body, headers, expected = HOSTILE[name]
-    status, answered, raw = send(port, method, f"{SERVICE}/{path}", body, headers)
-    got = outcome(status, answered, raw)
-    assert got not in SERVER_FAULTS, (name, got, raw[:300])
+    status, answered, raw = http_send(port, method, f"{SERVICE}/{path}", body, headers)
+    got = connect_outcome(status, answered, raw)
+    assert got not in HTTP_SERVER_FAULTS, (name, got, raw[:300])
     assert status < 500 or got == "unimplemented", (name, status, raw[:300])
     assert b"Traceback" not in raw
     assert got == expected, (name, got, raw[:300])
@@ -273,7 +251,7 @@ def test_undecodable_requests_carry_the_grpc_ports_details(
 ) -> None:
     """The same answer as the gRPC port for bytes that do not decode: reason UNDECODABLE_REQUEST, the field named."""
     path = f"{SERVICE}/VerifyResponse" if field == "text" or body.startswith(b'{"text') else f"{SERVICE}/Evaluate"
-    status, _headers, raw = send(port, "POST", path, body, {"Content-Type": content_type})
+    status, _headers, raw = http_send(port, "POST", path, body, {"Content-Type": content_type})
     assert status == 400
     assert json.loads(raw)["code"] == "invalid_argument"
     found = details(raw)
@@ -284,9 +262,11 @@ def test_undecodable_requests_carry_the_grpc_ports_details(
 
 
 def test_grpc_web_undecodable_message_names_the_field_in_its_trailer(port: int) -> None:
-    status, headers, raw = send(port, "POST", f"{SERVICE}/VerifyResponse", frame(b"\x0a\x02\xff\xfe"), GRPC_WEB)
+    status, headers, raw = http_send(
+        port, "POST", f"{SERVICE}/VerifyResponse", grpc_frame(b"\x0a\x02\xff\xfe"), GRPC_WEB
+    )
     assert status == 200
-    assert outcome(status, headers, raw) == "3"
+    assert connect_outcome(status, headers, raw) == "3"
     trailer = raw[raw.rfind(b"\x80") + 5 :].decode()
     fields = dict(line.split(": ", 1) for line in trailer.split("\r\n") if ": " in line)
     rich = base64.b64decode(fields["grpc-status-details-bin"] + "==")

@@ -24,7 +24,14 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from tests.judges.conftest import FakeJudges, answer_stdout
-from tests.support import ServerProcess, start_server_process, stop_server_process
+from tests.support import (
+    HTTP_SERVER_FAULTS,
+    ServerProcess,
+    connect_outcome,
+    http_send,
+    start_server_process,
+    stop_server_process,
+)
 from verdict.runner import MARKER_ENV
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
 
@@ -97,6 +104,22 @@ class FuzzServer:
     @property
     def pid(self) -> int:
         return self.server.process.pid
+
+    @property
+    def http_port(self) -> int:
+        """The HTTP (Connect) port, from the server's ready record."""
+        ready = next(record for record in self.server.records() if record.get("event") == "serving")
+        return int(ready["http_port"])
+
+    def http(self, method: str, path: str, body: bytes = b"", headers: dict[str, str] | None = None) -> str:
+        """One request to the HTTP port, whatever its bytes; the code the caller sees (`connect_outcome`). INTERNAL,
+        UNKNOWN, a 5xx other than 501 (Connect's `unimplemented`) or a traceback in the body is recorded as a fault."""
+        SENT[f"http {path.rsplit('/', 1)[-1].split('?', 1)[0]}"] += 1
+        status, answered, raw = http_send(self.http_port, method, path, body, headers)
+        code = connect_outcome(status, answered, raw)
+        if code in HTTP_SERVER_FAULTS or (status >= 500 and status != 501) or b"Traceback" in raw:
+            self.faults.append(f"http {method} {path[:80]}: {status} {code} {raw[:200]!r}")
+        return code
 
     def call(self, method: str, request: Any, timeout: float = 30) -> Any:
         """One call to VerdictService; a server fault is recorded (and reported by `check`), any other status is
@@ -173,6 +196,8 @@ def fuzz_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FuzzServer
         "0.2",
         "--workspace-root",
         str(workspace),
+        "--http-address",
+        "127.0.0.1:0",
         env=env,
     )
     channel = grpc.insecure_channel(server.target)
@@ -198,6 +223,7 @@ def warm_up(running: FuzzServer) -> None:
     diff = verdict_pb2.EvaluatorConfig(diff_stall=verdict_pb2.DiffStallConfig())
     running.call("Evaluate", verdict_pb2.EvaluateRequest(config=diff, workspace="repo"))
     running.call("ListEvaluators", verdict_pb2.ListEvaluatorsRequest())
+    running.http("POST", "/verdict.v1.VerdictService/ListEvaluators", b"{}", {"Content-Type": "application/json"})
     assert running.faults == []
 
 
