@@ -100,6 +100,8 @@ class FuzzServer:
     judges: FakeJudges
     workspace: Path
     faults: list[str] = field(default_factory=list)
+    log_seen: int = 0
+    """How many of the server's log lines `check` has already scanned for the HTTP server's errors."""
 
     @property
     def pid(self) -> int:
@@ -114,7 +116,7 @@ class FuzzServer:
     def http(self, method: str, path: str, body: bytes = b"", headers: dict[str, str] | None = None) -> str:
         """One request to the HTTP port, whatever its bytes; the code the caller sees (`connect_outcome`). INTERNAL,
         UNKNOWN, a 5xx other than 501 (Connect's `unimplemented`) or a traceback in the body is recorded as a fault."""
-        SENT[f"http {path.rsplit('/', 1)[-1].split('?', 1)[0]}"] += 1
+        SENT[f"http {path.split('?', 1)[0].rsplit('/', 1)[-1]}"] += 1
         status, answered, raw = http_send(self.http_port, method, path, body, headers)
         code = connect_outcome(status, answered, raw)
         if code in HTTP_SERVER_FAULTS or (status >= 500 and status != 501) or b"Traceback" in raw:
@@ -161,10 +163,27 @@ class FuzzServer:
             found = marked(f"{self.pid}.")
         return found
 
+    def _log_barrier(self) -> None:
+        """One more HTTP call, and wait for its access line: what the server logged about earlier calls (an
+        exception Hypercorn caught after the answer went out) is then in `log_lines`."""
+        request_id = f"log-barrier-{time.monotonic_ns()}"
+        headers = {"Content-Type": "application/json", "x-request-id": request_id}
+        http_send(self.http_port, "POST", "/verdict.v1.VerdictService/ListEvaluators", b"{}", headers)
+        deadline = time.monotonic() + 10
+        while not any(request_id in line for line in self.server.log_lines[self.log_seen :]):
+            assert time.monotonic() < deadline, "the server never logged the barrier call"
+            time.sleep(0.02)
+
     def check(self, baseline_descriptors: int) -> None:
         """What every test ends with: no INTERNAL or UNKNOWN, no process of any call left, no descriptor growth."""
         faults, self.faults = self.faults, []
         assert faults == [], faults[:10]
+        self._log_barrier()
+        lines, self.log_seen = self.server.log_lines[self.log_seen :], len(self.server.log_lines)
+        http_errors = [
+            line for line in lines if '"logger":"verdict.http"' in line and '"level":"ERROR"' in line
+        ]  # Hypercorn logs an exception the application let through ("Error in ASGI Framework") at ERROR
+        assert http_errors == [], http_errors[:3]
         assert self.leftovers() == []
         deadline = time.monotonic() + 5
         while descriptors(self.pid) > baseline_descriptors and time.monotonic() < deadline:
