@@ -91,6 +91,8 @@ def _sample_value(key: str) -> str:
         "http_address": "127.0.0.1:4",
         "log_level": "DEBUG",
         "tls_client_auth": "require",
+        "judge_cache": "off",
+        "judge_cache_url": "redis://cache:6379/0",
         "judge_api_key_file": "/run/secrets/judge/api-key",
         "judge_api_key_env": "OPENAI_API_KEY",
         "log_format": "json",

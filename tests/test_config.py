@@ -126,6 +126,17 @@ async def test_the_largest_accepted_values_build_a_server() -> None:
     assert app.runner.live_process_groups == frozenset()
 
 
+def test_judge_cache_redis_needs_a_redis_url() -> None:
+    with pytest.raises(ConfigError, match="judge_cache_url"):
+        load_config(flags={"judge_cache": "redis"})
+    with pytest.raises(ConfigError, match="judge_cache_url"):
+        load_config(flags={"judge_cache": "redis", "judge_cache_url": "http://cache:6379"})
+    config = load_config(env={"VERDICT_JUDGE_CACHE": "redis", "VERDICT_JUDGE_CACHE_URL": "redis://cache:6379/0"})
+    assert (config.judge_cache, config.judge_cache_url) == ("redis", "redis://cache:6379/0")
+    with pytest.raises(ConfigError, match="judge_cache"):
+        load_config(flags={"judge_cache": "disk"})
+
+
 def test_the_default_judge_model_has_one_owner() -> None:
     """The server default and the evaluator validation read the same constant, so they cannot drift apart."""
     assert Config().judge_model == DEFAULT_JUDGE_MODEL

@@ -94,6 +94,16 @@ SURFACES = {
     },
     "verdict.logs": {"JsonFormatter", "TextFormatter", "configure_logging"},
     "verdict.effective": {"MASK", "is_secret", "render"},
+    "verdict.verify": {
+        "LANGUAGES",
+        "BlockCheck",
+        "LanguageRecord",
+        "Languages",
+        "Runs",
+        "Verdict",
+        "Verification",
+        "verify_offline",
+    },
 }
 
 REPO = Path(__file__).resolve().parents[1]

@@ -187,7 +187,20 @@ class Config:
         "Directory inside which request workspaces and files must resolve (diff_stall, comparator, contract). "
         "Empty: evaluators that need files report a clear error.",
     )
-    git_timeout_seconds: float = _key(30.0, "Time limit for one `git diff --stat` (diff_stall).", minimum=0.1)
+    git_timeout_seconds: float = _key(
+        30.0, "Time limit for the git commands of one diff_stall call, together.", minimum=0.1
+    )
+    diff_stall_max_bytes: int = _key(
+        64 * 1024 * 1024,
+        "Bytes one diff_stall fingerprint may read (git's listings and patch, untracked files' content); a repository "
+        "past it is verdict `error`, never a guessed stall.",
+        minimum=1024,
+    )
+    diff_stall_max_files: int = _key(
+        20_000,
+        "Untracked files one diff_stall fingerprint may hash; more is verdict `error` (ignore them or narrow scope).",
+        minimum=1,
+    )
     regex_timeout_seconds: float = _key(
         1.0,
         "Time limit for one regular-expression search from a request; running out gives verdict `error`.",
@@ -222,6 +235,27 @@ class Config:
         (),
         "Verdicts of open evaluators (classify tokens, custom-schema verdicts) counted as themselves in "
         "verdict_evaluations_total (comma-separated); undeclared verdicts are labelled `other`.",
+    )
+    judge_cache: str = _key(
+        "memory",
+        "Where judge rulings are kept so a repeated question gets the same ruling: memory (this process), redis "
+        "(shared by every replica, at judge_cache_url) or off.",
+        choices=("memory", "redis", "off"),
+    )
+    judge_cache_url: str = _key(
+        "", "The Redis the ruling cache uses with judge_cache: redis (redis://, rediss:// or unix:// URL)."
+    )
+    judge_cache_ttl_seconds: float = _key(
+        24 * 3600.0, "How long a ruling is replayed, from when it was judged.", minimum=1
+    )
+    judge_cache_max_entries: int = _key(
+        10_000, "Rulings kept; past it the least recently used go first (in Redis too).", minimum=1
+    )
+    judge_cache_timeout_seconds: float = _key(
+        0.5,
+        "Time limit for connecting to Redis and for each cache operation; past it the question is judged fresh.",
+        minimum=0.01,
+        maximum=60,
     )
     second_opinion: bool = _key(False, "Ask a judge about long unverifiable answers in VerifyResponse.")
     second_opinion_host: str = _key(
@@ -335,6 +369,11 @@ class Config:
         for key in ("judge_timeout_seconds", "second_opinion_timeout_seconds"):
             if getattr(self, key) > JUDGE_TIMEOUT_CEILING_SECONDS:
                 raise ConfigError(key, f"must be at most {JUDGE_TIMEOUT_CEILING_SECONDS:.0f}, got {getattr(self, key)}")
+        if self.judge_cache == "redis" and not self.judge_cache_url.startswith(("redis://", "rediss://", "unix://")):
+            raise ConfigError(
+                "judge_cache_url",
+                f"judge_cache: redis needs a redis://, rediss:// or unix:// URL, got {self.judge_cache_url!r}",
+            )
         if self.decision_log == "file" and not self.decision_log_path:
             raise ConfigError("decision_log_path", "must be set when decision_log is file")
         if self.decision_log == "http" and not self.decision_log_url.startswith(("http://", "https://")):

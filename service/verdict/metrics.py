@@ -149,7 +149,7 @@ class Metrics:
         )
         self.block_checks = Counter(
             "verdict_block_checks_total",
-            "Fenced blocks checked, by canonical language (python, json, yaml, shell, other, none) and verdict.",
+            "Fenced blocks checked, by language label (one per language record, plus other and none) and verdict.",
             ("lang", "verdict"),
             registry=registry,
         )
@@ -221,6 +221,34 @@ class Metrics:
             ("host",),
             registry=registry,
         )
+        self.judge_cache_lookups = Counter(
+            "verdict_judge_cache_lookups_total",
+            "Judged evaluations by what the ruling cache did: hit (replayed), miss (judged and stored unless an "
+            "error), fresh (the request opted out).",
+            ("evaluator", "result"),
+            registry=registry,
+        )
+        self.judge_cache_evictions = Counter(
+            "verdict_judge_cache_evictions_total",
+            "Rulings evicted to stay within judge_cache_max_entries, by store.",
+            ("store",),
+            registry=registry,
+        )
+        self.judge_cache_saved = Counter(
+            "verdict_judge_cache_saved_usd_total",
+            "What the judge calls of replayed rulings had cost, in US dollars (where the host reports cost).",
+            ("evaluator",),
+            registry=registry,
+        )
+        self.judge_cache_errors = Counter(
+            "verdict_judge_cache_errors_total",
+            "Ruling-cache operations that failed (the question was judged fresh), by store and operation.",
+            ("store", "operation"),
+            registry=registry,
+        )
+        for evaluator in ("llm_structured", "comparator", "contract"):
+            for result in ("hit", "miss", "fresh"):
+                self.judge_cache_lookups.labels(evaluator=evaluator, result=result)
         self.judge_tokens = Counter(
             "verdict_judge_tokens_total",
             "Tokens the judge reported, by host, model and kind (input, output).",

@@ -48,6 +48,7 @@ from verdict.evaluators import (
 )
 from verdict.metrics import Metrics
 from verdict.v1 import verdict_pb2
+from verdict.verify.languages import LANGUAGES, Languages, Runs
 from verdict.verify.model import BlockCheck, Verdict, Verification, VerifyInput
 from verdict.verify.verifier import Verifier
 from verdict.wire import Undecodable, lenient_decoder
@@ -387,8 +388,21 @@ def evaluation_to_proto(result: EvaluationResult) -> verdict_pb2.EvaluateRespons
 # --- ListEvaluators ------------------------------------------------------------------------------------------------
 
 
-def _catalogue_response(specs: tuple[EvaluatorSpec, ...]) -> verdict_pb2.ListEvaluatorsResponse:
+def _catalogue_response(
+    specs: tuple[EvaluatorSpec, ...], languages: Languages = LANGUAGES
+) -> verdict_pb2.ListEvaluatorsResponse:
     response = verdict_pb2.ListEvaluatorsResponse()
+    for record in sorted(languages.records, key=lambda record: record.name):
+        response.languages.add(
+            name=record.name,
+            aliases=sorted(record.aliases),
+            checked=record.runs is not Runs.NOT_CHECKED,
+            sees=record.sees,
+            blind_to=record.blind_to,
+            leniencies=list(record.leniencies),
+            unchecked_reason=record.unchecked.format(name=record.name),
+            metric_label=record.label,
+        )
     for spec in sorted(specs, key=lambda s: s.type):
         info = response.evaluators.add(
             type=spec.type,

@@ -38,7 +38,7 @@ from verdict.decisions import DecisionLog, build_decision_log
 from verdict.errors import ConfigError
 from verdict.evaluators import Evaluations
 from verdict.health import Health
-from verdict.judges import build_judges
+from verdict.judges import Judges, build_judges
 from verdict.lenient import LenientDecoding
 from verdict.metrics import Metrics, register_runtime_collectors
 from verdict.observe import MetricsInterceptor
@@ -70,11 +70,14 @@ class Components:
     runner: Runner
     verifier: Verifier
     evaluations: Evaluations
+    judges: Judges | None = None
 
     async def aclose(self) -> None:
-        """Kill any child still running (judge CLIs included) and stop the parse pool."""
+        """Kill any child still running (judge CLIs included), stop the parse pool, close the ruling cache."""
         self.runner.shutdown()
         self.verifier.close()
+        if self.judges is not None:
+            await self.judges.aclose()
 
     async def __aenter__(self) -> Components:
         return self
@@ -184,7 +187,7 @@ def build_components(config: Config, metrics: Metrics, env: Mapping[str, str]) -
     judges = build_judges(config, runner, metrics, env)
     verifier = Verifier(config, runner, metrics, second_opinion=judges.second_opinion)
     evaluations = Evaluations(config, runner, metrics, judged=judges.evaluators)
-    return Components(runner, verifier, evaluations)
+    return Components(runner, verifier, evaluations, judges)
 
 
 async def build_server(

@@ -99,6 +99,20 @@ def test_list_evaluators(client: VerdictClient) -> None:
     assert catalogue.raw.evaluators[0].type == catalogue.types[0]
 
 
+def test_list_evaluators_tells_which_languages_are_checked(client: VerdictClient) -> None:
+    catalogue = client.list_evaluators()
+    javascript = catalogue.language("JS")
+    assert javascript is not None
+    assert (javascript.name, javascript.checked, javascript.metric_label) == ("javascript", True, "javascript")
+    assert "node" in javascript.aliases
+    assert javascript.sees
+    html = catalogue.language("html")
+    assert html is not None
+    assert not html.checked
+    assert "implicitly" in html.unchecked_reason
+    assert catalogue.language("klingon") is None
+
+
 def test_invalid_config_raises_with_reason_and_field(client: VerdictClient) -> None:
     with pytest.raises(VerdictRpcError) as caught:
         client.evaluate({"type": "output_numeric", "target": 3, "operatr": "eq"}, "5")

@@ -20,6 +20,7 @@ from grpc_status import rpc_status
 from tests.evaluators.cases import CASES, REJECTED, Case, Rejected, details_match, typed_config, yaml_config
 from tests.support import Running, make_config, serving
 from verdict.v1 import verdict_pb2
+from verdict.verify.languages import LANGUAGES
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -92,6 +93,18 @@ async def test_list_evaluators_matches_the_proto(server: Running) -> None:
     stall = next(e for e in catalogue.evaluators if e.type == "action_stall")
     assert stall.stateful
     assert stall.exit_code_aware
+
+
+async def test_list_evaluators_describes_every_verifier_language(server: Running) -> None:
+    catalogue = await server.stub.ListEvaluators(verdict_pb2.ListEvaluatorsRequest(), timeout=10)
+    names = [language.name for language in catalogue.languages]
+    assert names == sorted(names)
+    assert set(names) == {record.name for record in LANGUAGES.records}
+    checked = {language.name for language in catalogue.languages if language.checked}
+    assert {"python", "shell", "javascript", "typescript", "java", "c", "cpp", "csharp", "go", "rust"} <= checked
+    assert {"ruby", "php", "css", "toml", "xml"} <= checked
+    assert all(language.sees and language.blind_to for language in catalogue.languages if language.checked)
+    assert all(language.unchecked_reason for language in catalogue.languages if not language.checked)
 
 
 async def _stall(server: Running, action: str, state: bytes) -> verdict_pb2.EvaluateResponse:

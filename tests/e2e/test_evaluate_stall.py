@@ -175,8 +175,9 @@ def _plain_stat(repo: Path, extra_env: dict[str, str]) -> str:
     return done.stdout
 
 
+@pytest.mark.parametrize("compare", ["content", "stat"])
 async def test_the_servers_own_git_environment_does_not_reach_diff_stall(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, compare: str
 ) -> None:
     root = tmp_path / "root"
     repo = make_repo(root / "proj", {"\u00e9.txt": "x\n", "b.txt": "a\n"})
@@ -188,7 +189,8 @@ async def test_the_servers_own_git_environment_does_not_reach_diff_stall(
     assert '"\\303\\251.txt"' in _plain_stat(repo, {})
 
     config = make_config(workspace_root=str(root))
-    request = V.EvaluateRequest(config=_typed("diff_stall", 1), workspace="proj")
+    typed = V.EvaluatorConfig(diff_stall=V.DiffStallConfig(max_stall=1, compare=compare))
+    request = V.EvaluateRequest(config=typed, workspace="proj")
     async with serving(config) as running:
         clean = await running.stub.Evaluate(request, timeout=30)
     for key, value in hostile.items():
@@ -198,6 +200,11 @@ async def test_the_servers_own_git_environment_does_not_reach_diff_stall(
         exposed = await running.stub.Evaluate(request, timeout=30)
     assert clean.verdict == exposed.verdict == "yes"
     assert exposed.state == clean.state, "the stat (and so the token) must not depend on the server's environment"
+    payload = json.loads(clean.state.decode().removeprefix("v1:"))["s"]
+    if compare == "content":
+        assert sorted(payload["p"]) == ["head", "index", "untracked", "worktree"]
+        git(repo, "status", "--short")
+        return
     stat = json.loads(clean.state.decode().removeprefix("v1:"))["s"]["stat"]
     assert '"\\303\\251.txt"' in stat
     assert "2 files changed" in stat

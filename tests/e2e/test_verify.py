@@ -31,7 +31,9 @@ async def _verify(running: Running, text: str, **fields: object) -> verdict_pb2.
         ("```yaml\nResources: !Ref Bucket\n```", {}, V.VERIFY_VERDICT_OK, False),
         ("```bash\nif true; then\n  echo hi\n```", {}, V.VERIFY_VERDICT_MALFORMED, True),
         ("```bash\ncat <<EOF\nhello\n```", {}, V.VERIFY_VERDICT_TRUNCATED, True),
-        ("```rust\nfn main() {}\n```", {}, V.VERIFY_VERDICT_UNVERIFIABLE, False),
+        ("```rust\nfn main() {}\n```", {}, V.VERIFY_VERDICT_OK, False),
+        ("```ts\nexport class A {\n  run(): void {}\n```", {}, V.VERIFY_VERDICT_MALFORMED, True),
+        ("```haskell\nmain = pure ()\n```", {}, V.VERIFY_VERDICT_UNVERIFIABLE, False),
     ],
 )
 async def test_rules_through_the_rpc(

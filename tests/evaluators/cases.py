@@ -243,6 +243,74 @@ CASES: tuple[Case, ...] = (
         {"error": "key 'total' not found in output"},
     ),
     Case("numeric key checked before the operator", _numeric("eq", 1.0, key="n"), "n=x", "error"),
+    # key: N and "key": N, as real tools print them; still the last occurrence
+    Case(
+        "numeric key reads `key: N` (go test -cover)",
+        _numeric("ge", 80.0, key="coverage"),
+        "ok  \texample.com/pkg\t0.012s\tcoverage: 85.3% of statements\n",
+        "yes",
+        {"value": 85.3},
+    ),
+    Case(
+        "numeric key reads `key : N` (istanbul text-summary)",
+        _numeric("ge", 90.0, key="Lines"),
+        "=============================== Coverage summary ===============================\n"
+        "Statements   : 85.71% ( 6/7 )\nBranches     : 100% ( 2/2 )\nFunctions    : 75% ( 3/4 )\n"
+        "Lines        : 83.33% ( 5/6 )\n",
+        "no",
+        {"value": 83.33},
+    ),
+    Case(
+        "numeric key reads the first number of a jest summary line",
+        _numeric("eq", 0.0, key="Snapshots"),
+        "Test Suites: 1 failed, 3 passed, 4 total\nTests:       2 failed, 10 passed, 12 total\n"
+        "Snapshots:   0 total\nTime:        1.234 s\nRan all test suites.\n",
+        "yes",
+        {"value": 0.0},
+    ),
+    Case(
+        'numeric key reads `"key": N` (jest --json)',
+        _numeric("eq", 0.0, key="numFailedTests"),
+        '{"numFailedTestSuites":0,"numFailedTests":0,"numPassedTestSuites":4,"numPassedTests":12,"success":true}',
+        "yes",
+        {"value": 0.0},
+    ),
+    Case(
+        'numeric key reads `"key": N` (pytest-json-report summary)',
+        _numeric("eq", 2.0, key="failed"),
+        '{"created": 1700000000.5, "duration": 0.42, "exitcode": 1, '
+        '"summary": {"passed": 10, "failed": 2, "total": 12, "collected": 12}}',
+        "yes",
+        {"value": 2.0},
+    ),
+    Case(
+        "numeric key takes the last occurrence across JSON lines of a training log",
+        _numeric("le", 0.2, key="loss"),
+        '{"step": 100, "loss": 0.91}\n{"step": 200, "loss": 0.35}\n{"step": 300, "loss": 0.18}\n',
+        "yes",
+        {"value": 0.18},
+    ),
+    Case(
+        "numeric key mixes `key=N` and `key: N`, last occurrence wins (Keras then a summary)",
+        _numeric("ge", 0.9, key="accuracy"),
+        "Epoch 3/3\n100/100 - 1s - loss: 0.2345 - accuracy: 0.9123\nfinal accuracy=0.88\n",
+        "no",
+        {"value": 0.88},
+    ),
+    Case(
+        "numeric key reads a quoted number (`'key': '5'`)",
+        _numeric("eq", 5.0, key="retries"),
+        "{'retries': '5', 'status': 'done'}",
+        "yes",
+        {"value": 5.0},
+    ),
+    Case(
+        "numeric key with a colon but no number is still not found",
+        _numeric("eq", 1.0, key="status"),
+        '{"status": "done"}',
+        "error",
+        {"error": "key 'status' not found in output"},
+    ),
     # --- output_json
     Case(
         "json eq at a path",
@@ -623,6 +691,8 @@ REJECTED: tuple[Rejected, ...] = (
         "config.target",
     ),
     Rejected("unknown operator", {"type": "output_numeric", "operator": "equals", "target": 1.0}, "config.operator"),
+    Rejected("diff_stall compare outside content|stat", {"type": "diff_stall", "compare": "text"}, "config.compare"),
+    Rejected("judge fresh must be a boolean", {"type": "llm_structured", "fresh": "yes"}, "config.fresh", typed=False),
     Rejected(
         "output_numeric whitespace-only key (quadratic search over whitespace output)",
         _numeric("eq", 1.0, key=" \t"),

@@ -61,7 +61,7 @@ class Loop:
 
 async def test_changes_reset_and_no_change_stalls(evaluations: Evaluations, root: Path) -> None:
     repo = make_repo(root / "proj")
-    loop = Loop(evaluations, "proj")
+    loop = Loop(evaluations, "proj", compare="stat")
     first = await loop.step()
     assert (first.verdict, first.details) == ("yes", {"stall_count": 0, "max_stall": 1, "diff_changed": True})
     same = await loop.step()
@@ -148,7 +148,7 @@ async def test_error_verdict_keeps_the_token(evaluations: Evaluations, root: Pat
     (repo / ".git/index").write_bytes(b"not an index")
     result = await loop.step()
     assert result.verdict == "error"
-    assert result.details["error"].startswith("git diff failed: ")
+    assert result.details["error"].startswith("git ls-files failed: ")
     assert result.state == token
 
 
@@ -219,8 +219,9 @@ def _arm(repo: Path, marker_dir: Path) -> dict[str, Path]:
     return markers
 
 
+@pytest.mark.parametrize("compare", ["content", "stat"])
 async def test_hostile_repository_runs_none_of_its_commands(
-    evaluations: Evaluations, root: Path, tmp_path: Path
+    evaluations: Evaluations, root: Path, tmp_path: Path, compare: str
 ) -> None:
     repo = make_repo(root / "hostile")
     marker_dir = tmp_path / "markers"
@@ -236,7 +237,8 @@ async def test_hostile_repository_runs_none_of_its_commands(
     for marker in markers.values():
         marker.unlink(missing_ok=True)
 
-    loop = Loop(evaluations, "hostile")
+    (repo / "untracked.py").write_text("hashed by content: the clean filter must not run on it either\n")
+    loop = Loop(evaluations, "hostile", compare=compare)
     first = await loop.step()
     os.utime(repo / "src/app.py")  # stat-dirty again: forces a rehash (filters) on the next call
     second = await loop.step()
@@ -244,7 +246,8 @@ async def test_hostile_repository_runs_none_of_its_commands(
     assert second.verdict == "no"
     assert not [name for name, marker in markers.items() if marker.exists()]
     assert "\x1b[" not in first.state.decode(), "colour config is overridden"
-    assert b"app.py" in first.state
+    if compare == "stat":
+        assert b"app.py" in first.state
 
 
 async def test_git_timeout_is_an_error_verdict(
@@ -293,8 +296,9 @@ def _arm_lazy_fetch(repo: Path, marker: Path) -> None:
     (repo / "src/app.py").write_text("print('changed')\n")
 
 
+@pytest.mark.parametrize("compare", ["content", "stat"])
 async def test_promisor_remote_of_a_hostile_repository_is_never_run(
-    evaluations: Evaluations, root: Path, tmp_path: Path
+    evaluations: Evaluations, root: Path, tmp_path: Path, compare: str
 ) -> None:
     repo = make_repo(root / "partial")
     marker = tmp_path / "lazy-fetch-ran"
@@ -306,7 +310,7 @@ async def test_promisor_remote_of_a_hostile_repository_is_never_run(
     assert marker.exists(), "the control did not lazy-fetch; the assertion below could not fail"
     marker.unlink()
 
-    result = await Loop(evaluations, "partial").step()
+    result = await Loop(evaluations, "partial", compare=compare).step()
     assert not marker.exists(), "diff_stall ran the promisor remote's command"
     assert result.verdict == "error", "the blob is missing, so there is no diff to compare"
     assert result.details["error"].startswith("git diff failed: ")
@@ -322,13 +326,27 @@ class RecordingRunner(Runner):
         return await super().run(command)
 
 
-async def test_transports_the_repository_re_allows_are_forbidden_again(metrics: Metrics, root: Path) -> None:
+@pytest.mark.parametrize("compare", ["content", "stat"])
+async def test_transports_the_repository_re_allows_are_forbidden_again(
+    metrics: Metrics, root: Path, compare: str
+) -> None:
     repo = make_repo(root / "proj")
     for name in ("ext", "file", "my=odd"):
         git(repo, "config", f"protocol.{name}.allow", "always")
     runner = RecordingRunner(metrics)
     evaluations = Evaluations(Config(workspace_root=str(root)), runner, metrics)
-    assert (await Loop(evaluations, "proj").step()).verdict == "yes"
+    assert (await Loop(evaluations, "proj", compare=compare).step()).verdict == "yes"
+    assert len(runner.commands) >= 2
+    for command in runner.commands[1:]:  # every command after the configuration listing
+        env = command.env
+        overrides = {
+            env[f"GIT_CONFIG_KEY_{index}"]: env[f"GIT_CONFIG_VALUE_{index}"]
+            for index in range(int(env["GIT_CONFIG_COUNT"]))
+        }
+        assert {name: overrides.get(f"protocol.{name}.allow") for name in ("ext", "file", "my=odd")} == dict.fromkeys(
+            ("ext", "file", "my=odd"), "never"
+        ), command.argv
+        assert env["GIT_NO_LAZY_FETCH"] == "1"
     env = runner.commands[-1].env
     overrides = {
         env[f"GIT_CONFIG_KEY_{index}"]: env[f"GIT_CONFIG_VALUE_{index}"]

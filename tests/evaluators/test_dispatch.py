@@ -155,6 +155,7 @@ async def test_judge_gets_validated_config_with_defaults_and_the_source_output(
         "min_confidence": 0.5,
         "uncertain_suffix": False,
         "model": "opus",
+        "fresh": False,
         "source": "${captured.x.output}",
     }
     assert seen.output == "the real output"

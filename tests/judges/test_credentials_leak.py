@@ -27,9 +27,11 @@ from verdict.v1 import verdict_pb2, verdict_pb2_grpc
 KEY = "sk-or-v1-PLANTED0e3c9d1b7a5f42c8b6d0e9a1f3c5b7d9"
 
 
-def judged(output: str = "All 42 tests passed\n") -> verdict_pb2.EvaluateRequest:
+def judged(output: str = "All 42 tests passed\n", *, fresh: bool = True) -> verdict_pb2.EvaluateRequest:
+    """The same question each time; `fresh` (the default here) makes every scenario reach the judge instead of
+    replaying the first ruling from the ruling cache."""
     return verdict_pb2.EvaluateRequest(
-        config=verdict_pb2.EvaluatorConfig(llm_structured=verdict_pb2.LlmStructuredConfig()), output=output
+        config=verdict_pb2.EvaluatorConfig(llm_structured=verdict_pb2.LlmStructuredConfig(fresh=fresh)), output=output
     )
 
 
@@ -100,6 +102,13 @@ def test_the_key_appears_in_no_output(server: tuple[ServerProcess, list[str]], c
             response = stub.Evaluate(judged(), timeout=30)
             outputs.response(name, response)
             verdicts[name] = response.verdict
+
+        chat_server.replies = [(200, chat_body(json.dumps(quoting)))]
+        stored = stub.Evaluate(judged(fresh=False), timeout=30)
+        replayed = stub.Evaluate(judged(fresh=False), timeout=30)  # from the ruling cache
+        outputs.response("a ruling stored", stored)
+        outputs.response("a ruling replayed", replayed)
+        assert json_format.MessageToDict(replayed.details)["cached"] is True
 
         chat_server.key = "sk-some-other-key"  # the endpoint now refuses ours, quoting the header it got
         chat_server.replies = [(200, chat_body(json.dumps(quoting)))]

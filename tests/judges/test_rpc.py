@@ -109,7 +109,8 @@ async def test_saturation_and_client_cancellation(serve, fake_judges):
         first = stub.Evaluate(llm_request(), timeout=60)
         await fake_judges.wait_for_calls(1)
         with pytest.raises(grpc.aio.AioRpcError) as caught:
-            await stub.Evaluate(llm_request(), timeout=30)
+            # another question: the same one would wait for the first call's ruling (the ruling cache) instead
+            await stub.Evaluate(llm_request(output="another output"), timeout=30)
         assert caught.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
         first.cancel()
         with pytest.raises(asyncio.CancelledError):

@@ -19,8 +19,8 @@ from verdict.verify.closers import (
     broken_fences,
 )
 from verdict.verify.fences import FencedBlock, scan_fences
-from verdict.verify.model import Verdict, Verification, VerifyInput
-from verdict.verify.rules import verify_offline
+from verdict.verify.model import Verdict, Verification
+from verdict.verify.offline import verify_offline
 
 if TYPE_CHECKING:
     from _typeshed import TraceFunction
@@ -29,7 +29,7 @@ OK, TRUNCATED, MALFORMED = Verdict.OK, Verdict.TRUNCATED, Verdict.MALFORMED
 
 
 def verify(text: str, config: Config | None = None) -> Verification:
-    return verify_offline(VerifyInput(text, finish_reason="stop"), config or Config())
+    return verify_offline(text, finish_reason="stop", config=config)
 
 
 # (answer, the verdict, the named reason of the first failing block or "", its error line)

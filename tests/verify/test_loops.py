@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from verdict.config import Config
 from verdict.verify import loops
 from verdict.verify.loops import MIN_SPAN, WINDOW, find_loop
-from verdict.verify.model import Verdict, VerifyInput
-from verdict.verify.rules import verify_offline
+from verdict.verify.model import Verdict
+from verdict.verify.offline import verify_offline
 
 INTACT_ENDINGS = Path(__file__).parent / "intact_endings"
 PINNED = {
@@ -168,15 +167,13 @@ class TestTheRule:
     LOOPING = "```python\nimport os\n" + "print(os.getcwd())\n" * 200
 
     def test_a_loop_inside_an_unclosed_fence_is_malformed_not_truncated(self) -> None:
-        result = verify_offline(VerifyInput(self.LOOPING, finish_reason="stop"), Config())
+        result = verify_offline(self.LOOPING, finish_reason="stop")
         assert result.verdict is Verdict.MALFORMED
         assert result.detail.startswith("line 3: repetition loop: 'print(os.getcwd())\\n' repeated 200 times")
 
     def test_the_finish_reason_and_a_tool_turn_still_decide_first(self) -> None:
-        assert verify_offline(VerifyInput(self.LOOPING, finish_reason="length"), Config()).verdict is Verdict.TRUNCATED
-        assert verify_offline(VerifyInput(self.LOOPING, has_tool_calls=True), Config()).verdict is Verdict.UNVERIFIABLE
+        assert verify_offline(self.LOOPING, finish_reason="length").verdict is Verdict.TRUNCATED
+        assert verify_offline(self.LOOPING, has_tool_calls=True).verdict is Verdict.UNVERIFIABLE
 
     def test_an_answer_without_a_loop_goes_on_to_its_fences(self) -> None:
-        assert verify_offline(VerifyInput("```python\nprint(1)\n", finish_reason="stop"), Config()).verdict is (
-            Verdict.TRUNCATED
-        )
+        assert verify_offline("```python\nprint(1)\n", finish_reason="stop").verdict is (Verdict.TRUNCATED)

@@ -7,6 +7,7 @@ import pytest
 from verdict.config import Config
 from verdict.verify.fences import scan_fences_bounded
 from verdict.verify.model import BlockCheck, Verdict, Verification, VerifyInput
+from verdict.verify.offline import verify_offline
 from verdict.verify.rules import (
     NO_BLOCKS,
     TRUNCATION_REASONS,
@@ -15,7 +16,6 @@ from verdict.verify.rules import (
     envelope_verdict,
     finish_reason_key,
     triage,
-    verify_offline,
 )
 
 OK, TRUNCATED, MALFORMED, UNVERIFIABLE = Verdict.OK, Verdict.TRUNCATED, Verdict.MALFORMED, Verdict.UNVERIFIABLE
@@ -40,7 +40,7 @@ And the settings file:
 
 
 def verify(text: str, config: Config = CONFIG, **envelope: object) -> Verification:
-    return verify_offline(VerifyInput(text, **envelope), config)  # type: ignore[arg-type]
+    return verify_offline(text, config=config, **envelope)  # type: ignore[arg-type]
 
 
 def test_a_good_answer_is_ok() -> None:
@@ -112,7 +112,7 @@ def test_prose_without_fences_is_unverifiable() -> None:
 
 
 class TestBlocks:
-    @pytest.mark.parametrize("language", ["python", "json", "rust", "", "text"])
+    @pytest.mark.parametrize("language", ["python", "json", "haskell", "", "text"])
     def test_an_unterminated_fence_is_truncated_whatever_its_language(self, language: str) -> None:
         result = verify(f'Sure:\n\n```{language}\nfn main() {{\n    println!("hi");\n')
         assert result.verdict is TRUNCATED
@@ -129,7 +129,7 @@ class TestBlocks:
     @pytest.mark.parametrize(
         ("language", "detail"),
         [
-            ("rust", "no structural check for rust"),
+            ("haskell", "no structural check for haskell"),
             ("", "no language on the fence"),
             ("diff", "diff: nothing structural to check"),
             ("console", "console transcript: commands mixed with their output"),
@@ -240,7 +240,7 @@ def test_triage_bounds_an_unbounded_scan_too() -> None:
 
 
 def test_triage_leaves_only_parseable_blocks_pending() -> None:
-    scan = scan_fences_bounded("```python\nx\n```\n```rust\nfn\n```\n```py\n", 10)
+    scan = scan_fences_bounded("```python\nx\n```\n```haskell\nfn\n```\n```py\n", 10)
     items = triage(scan, CONFIG)
     assert [type(item) for item in items] == [PendingCheck, BlockCheck, BlockCheck]
     pending = items[0]

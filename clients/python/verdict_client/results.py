@@ -132,9 +132,11 @@ def _integral(value: Any) -> Any:
 
 @dataclass(frozen=True)
 class EvaluatorCatalogue:
-    """Every evaluator type the server runs, sorted by type, as the proto's EvaluatorInfo messages."""
+    """Every evaluator type the server runs, sorted by type, as the proto's EvaluatorInfo messages, and every
+    fenced-block language VerifyResponse knows (VerifierLanguage), sorted by name."""
 
     evaluators: tuple[verdict_pb2.EvaluatorInfo, ...]
+    languages: tuple[verdict_pb2.VerifierLanguage, ...]
     raw: verdict_pb2.ListEvaluatorsResponse = field(repr=False, compare=False)
 
     @property
@@ -147,4 +149,9 @@ class EvaluatorCatalogue:
 
     @classmethod
     def from_proto(cls, response: verdict_pb2.ListEvaluatorsResponse) -> EvaluatorCatalogue:
-        return cls(evaluators=tuple(response.evaluators), raw=response)
+        return cls(evaluators=tuple(response.evaluators), languages=tuple(response.languages), raw=response)
+
+    def language(self, name: str) -> verdict_pb2.VerifierLanguage | None:
+        """The description of one language by name or alias, or None when VerifyResponse does not know it."""
+        word = name.strip().lower()
+        return next((entry for entry in self.languages if word == entry.name or word in entry.aliases), None)

@@ -26,3 +26,4 @@ export type { JsonObject, JsonValue } from "./struct";
 export type { EvaluatorConfig } from "./generated/verdict/v1/EvaluatorConfig";
 export type { EvaluatorInfo__Output as EvaluatorInfo } from "./generated/verdict/v1/EvaluatorInfo";
 export type { ListEvaluatorsResponse__Output as ListEvaluatorsResponse } from "./generated/verdict/v1/ListEvaluatorsResponse";
+export type { VerifierLanguage__Output as VerifierLanguage } from "./generated/verdict/v1/VerifierLanguage";

@@ -47,6 +47,12 @@ _HISTORY_FILE = FieldSpec(
     "Accepted for compatibility with little-loops files and ignored: the history travels in the state token.",
 )
 _MODEL = FieldSpec("model", "string", "The model alias passed to the judge host; the server's judge_model when unset.")
+_FRESH = FieldSpec(
+    "fresh",
+    "boolean",
+    "Ask the judge again instead of answering from the ruling cache (to sample several rulings on purpose).",
+    default=False,
+)
 _ERROR = "error"
 _YES_NO_ERROR = ("yes", "no", _ERROR)
 
@@ -139,13 +145,18 @@ CATALOGUE = Registry(
         Evaluator(
             EvaluatorSpec(
                 "output_numeric",
-                "Compares the output (or the last `key=<number>` field in it) with a numeric target.",
+                "Compares the output (or the last `key=<number>` or `key: <number>` in it) with a numeric target.",
                 (
                     _OPERATOR,
                     FieldSpec(
                         "target", "number|string", "The target: a number, or a string interpolated then parsed.", True
                     ),
-                    FieldSpec("key", "string", "Read the value from the last `key=<number>` field of the output."),
+                    FieldSpec(
+                        "key",
+                        "string",
+                        'Read the value from the last `key=<number>`, `key: <number>` or `"key": <number>` in the '
+                        "output.",
+                    ),
                     _SOURCE,
                 ),
                 _YES_NO_ERROR,
@@ -248,10 +259,25 @@ CATALOGUE = Registry(
         Evaluator(
             EvaluatorSpec(
                 "diff_stall",
-                "Runs `git diff --stat` in the workspace; no change for max_stall calls means stalled.",
+                "Fingerprints the workspace's git repository (HEAD, index, work tree, untracked files); no change "
+                "for max_stall calls means stalled.",
                 (
-                    FieldSpec("scope", "list[string]", "Paths given to `git diff --stat -- <scope>`.", default=[]),
+                    FieldSpec(
+                        "scope",
+                        "list[string]",
+                        "Pathspecs (relative to the workspace) the comparison is limited to; the whole tree when "
+                        "empty.",
+                        default=[],
+                    ),
                     _MAX_STALL,
+                    FieldSpec(
+                        "compare",
+                        "string",
+                        "`content` (default): HEAD, the index, tracked content and untracked files; `stat`: the text "
+                        "of `git diff --stat`, as little-loops compares.",
+                        default="content",
+                        choices=("content", "stat"),
+                    ),
                     _SOURCE,
                 ),
                 _YES_NO_ERROR,
@@ -354,6 +380,7 @@ CATALOGUE = Registry(
                         "uncertain_suffix", "boolean", "Append `_uncertain` below min_confidence.", default=False
                     ),
                     _MODEL,
+                    _FRESH,
                     _SOURCE,
                 ),
                 (*_LLM_VERDICTS, *(f"{verdict}_uncertain" for verdict in _LLM_VERDICTS), _ERROR),
@@ -382,6 +409,7 @@ CATALOGUE = Registry(
                         maximum=MAX_COMPARATOR_PAIRS,
                     ),
                     _MODEL,
+                    _FRESH,
                     _SOURCE,
                 ),
                 ("yes", "no", "tie", "no_baseline", _ERROR),
@@ -402,6 +430,7 @@ CATALOGUE = Registry(
                         "consumer_pattern, producer_content, consumer_content.",
                         True,
                     ),
+                    _FRESH,
                     _SOURCE,
                 ),
                 _YES_NO_ERROR,

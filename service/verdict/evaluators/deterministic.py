@@ -40,7 +40,9 @@ _COMPARE: dict[str, Callable[[Any, Any], bool]] = {
     "gt": lambda value, target: value > target,
     "ge": lambda value, target: value >= target,
 }
-_KEYED_NUMBER = r"\s*=\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)"
+_KEYED_NUMBER = r"[\"']?\s*[=:]\s*[\"']?([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)"
+"""After the key: `=` as little-loops reads, and also `:` (test runners, coverage tools, YAML and JSON-ish logs),
+with the key and the number optionally quoted (`"key": 5`, `'key': '5'`)."""
 
 
 def short_circuit(spec: EvaluatorSpec, exit_code: int) -> Judgement | None:
@@ -68,6 +70,9 @@ def exit_code(step: Step) -> Judgement:
 
 def output_numeric(step: Step) -> Judgement:
     """The output as a number (or the last `key=<number>` in it) compared with the target.
+
+    Beyond little-loops, `key: <number>` and `"key": <number>` are read as well: little-loops read only `=`, so the
+    shapes test runners and JSON-ish logs print (`coverage: 85.3%`, `"numFailedTests": 0`) were "not found".
 
     A string target is interpolated, then parsed (so `${captured.best.output}` works as a target). Where
     little-loops raised for a target that does not resolve to a number, this raises InvalidConfig: the configuration

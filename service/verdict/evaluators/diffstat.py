@@ -1,4 +1,5 @@
-"""`git diff --stat` for diff_stall, run through the runner and hardened against a hostile repository.
+"""git for diff_stall (`git diff --stat`, and the plumbing of `fingerprint`), run through the runner and hardened
+against a hostile repository.
 
 The workspace is whatever the loop's agent left there, so its repository may be configured to run commands: a
 `core.fsmonitor` hook runs on every index refresh, `filter.<driver>.clean` runs whenever a changed file is hashed,
@@ -31,16 +32,17 @@ is a command). Every one of those is switched off here:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
 from verdict.runner import Command, CommandNotFound, Completed, Runner, minimal_env
 from verdict.workspace import Repository
 
-__all__ = ["MAX_DIFF_BYTES", "GitFailed", "diff_stat"]
+__all__ = ["MAX_DIFF_BYTES", "GitFailed", "HardenedGit", "diff_stat", "hardened_git"]
 
 MAX_DIFF_BYTES = 4 * 1024 * 1024
 """A stat longer than this cannot be compared reliably, so it is an error rather than a possibly false stall."""
@@ -129,6 +131,48 @@ def _site(repository: Repository, root: str, home: str, cwd_fd: int) -> _Site:
     return _Site(env, _fd_path(cwd_fd), (*repository.descriptors(), cwd_fd))
 
 
+class HardenedGit:
+    """git in one repository under the hardening above, sharing one time budget across its invocations.
+
+    Made by `hardened_git`, which lists the repository's configuration first (filter drivers and transports to
+    neutralise); every `run` after that gets what is left of the budget, so several plumbing commands together take no
+    longer than one `git_timeout_seconds`.
+    """
+
+    def __init__(self, runner: Runner, argv: list[str], site: _Site, deadline: float) -> None:
+        self._runner = runner
+        self._argv = argv
+        self._site = site
+        self._deadline = deadline
+
+    async def run(self, args: Sequence[str], *, cap: int) -> Completed:
+        """`git <hardening> <args>`; raises GitFailed when the budget is spent, git is missing or it timed out."""
+        what = f"git {args[0]}"
+        remaining = self._deadline - time.monotonic()
+        if remaining <= 0:
+            raise GitFailed(f"{what} timed out")
+        return await _run(self._runner, [*self._argv, *args], self._site, remaining, cap, what)
+
+
+@contextlib.asynccontextmanager
+async def hardened_git(
+    runner: Runner,
+    repository: Repository,
+    *,
+    root: str,
+    cwd_fd: int,
+    timeout: float,  # noqa: ASYNC109 - the runner's time limit for the children, not an asyncio timeout
+) -> AsyncIterator[HardenedGit]:
+    """A HardenedGit for `repository`, run in the held directory `cwd_fd`, for at most `timeout` seconds in all."""
+    with tempfile.TemporaryDirectory(prefix="verdict-git-home-") as home:
+        site = _site(repository, root, home, cwd_fd)
+        hardening = _hardening(os.readlink(_fd_path(repository.work_tree)))
+        started = time.monotonic()
+        drivers, transports = await _configured(runner, hardening, site, timeout)
+        site.env.update(_neutralise(drivers, transports))
+        yield HardenedGit(runner, ["git", *hardening], site, started + timeout)
+
+
 async def diff_stat(
     runner: Runner,
     repository: Repository,
@@ -140,18 +184,11 @@ async def diff_stat(
 ) -> str:
     """The output of `git diff --stat [-- scope]` run in the held directory `cwd_fd`. Raises GitFailed with
     little-loops' messages."""
-    with tempfile.TemporaryDirectory(prefix="verdict-git-home-") as home:
-        site = _site(repository, root, home, cwd_fd)
-        hardening = _hardening(os.readlink(_fd_path(repository.work_tree)))
-        started = time.monotonic()
-        drivers, transports = await _configured(runner, hardening, site, timeout)
-        site.env.update(_neutralise(drivers, transports))
-        argv = ["git", *hardening, "diff", "--stat", "--no-color", "--no-ext-diff", "--no-textconv"]
-        argv.append("--ignore-submodules=dirty")
+    async with hardened_git(runner, repository, root=root, cwd_fd=cwd_fd, timeout=timeout) as git:
+        argv = ["diff", "--stat", "--no-color", "--no-ext-diff", "--no-textconv", "--ignore-submodules=dirty"]
         if scope:
             argv += ["--", *scope]
-        remaining = max(timeout - (time.monotonic() - started), 0.001)
-        completed = await _run(runner, argv, site, remaining, MAX_DIFF_BYTES)
+        completed = await git.run(argv, cap=MAX_DIFF_BYTES)
         if completed.returncode != 0:
             raise GitFailed(f"git diff failed: {completed.stderr.decode('utf-8', 'replace')[:200]}")
         if completed.stdout_truncated:
@@ -216,6 +253,7 @@ async def _run(
     site: _Site,
     timeout: float,  # noqa: ASYNC109
     cap: int,
+    what: str = "git diff",
 ) -> Completed:
     command = Command(
         tool="git",
@@ -231,7 +269,7 @@ async def _run(
     except CommandNotFound:
         raise GitFailed("git not found in PATH") from None
     except OSError as exc:  # E2BIG: a scope longer than the kernel takes as arguments
-        raise GitFailed(f"git diff failed: {exc.strerror or exc}") from None
+        raise GitFailed(f"{what} failed: {exc.strerror or exc}") from None
     if completed.timed_out:
-        raise GitFailed("git diff timed out")
+        raise GitFailed(f"{what} timed out")
     return completed

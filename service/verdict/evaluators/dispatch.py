@@ -13,7 +13,7 @@ The order, and what happens at each step:
    validated; a type that needs the workspace has it resolved inside workspace_root.
 4. `source`, when set, is interpolated and replaces the output (the raw output when it does not resolve).
 5. The record's run: a pure function, or one that does the outside work it needs (a time-bounded regex search off the
-   event loop, `git diff --stat` through the runner), or an LLM judge supplied by the judges package.
+   event loop, git through the runner for diff_stall), or an LLM judge supplied by the judges package.
 
 Nothing here names an evaluator type: everything that differs between types is in its record (`catalogue.py`).
 """

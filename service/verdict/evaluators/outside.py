@@ -1,7 +1,8 @@
 """The outside work two evaluators need, and what the dispatcher hands every run to reach it.
 
-output_contains runs a time-bounded regular-expression search off the event loop; diff_stall runs
-`git diff --stat` through the runner. Everything else an evaluator decides stays a pure function of its `Step`.
+output_contains runs a time-bounded regular-expression search off the event loop; diff_stall runs git through the
+runner (the fingerprint's plumbing, or `git diff --stat`). Everything else an evaluator decides stays a pure
+function of its `Step`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from verdict.config import Config
 from verdict.errors import DeadlineTooShort
 from verdict.evaluators import deterministic, stall
 from verdict.evaluators.diffstat import GitFailed, diff_stat
+from verdict.evaluators.fingerprint import fingerprint
 from verdict.evaluators.model import EvaluationResult, Judgement, Step
 from verdict.runner import Runner
 from verdict.workspace import UncheckedConfig, find_repository, open_beneath, open_root
@@ -78,7 +80,8 @@ async def output_contains(step: Step, outside: Outside) -> Judgement | Evaluatio
 
 
 async def diff_stall(step: Step, outside: Outside) -> Judgement | EvaluationResult:
-    """`git diff --stat` in the workspace, then the pure stall rule; git trouble is `error` with the token unchanged.
+    """The workspace's fingerprint (`compare: content`) or `git diff --stat` (`compare: stat`), then the pure stall
+    rule; git trouble, or a repository past the fingerprint's bounds, is `error` with the token unchanged.
 
     The workspace and the repository are opened beneath the root and held as descriptors for as long as git runs, so
     swapping a directory for a link mid-call moves nothing git sees (`verdict.workspace`)."""
@@ -112,15 +115,23 @@ async def _diff_stall(
         return EvaluationResult("error", {"error": error}, outside.token)
     with repository:
         bound = outside.bound(outside.config.git_timeout_seconds)
+        scope = step.settings["scope"]
         try:
-            diff = await diff_stat(
+            if step.settings["compare"] == "stat":
+                diff = await diff_stat(
+                    outside.runner, repository, root=workspace.root, cwd_fd=cwd_fd, scope=scope, timeout=bound
+                )
+                return stall.diff_stall(step, diff)
+            found = await fingerprint(
                 outside.runner,
                 repository,
                 root=workspace.root,
                 cwd_fd=cwd_fd,
-                scope=step.settings["scope"],
+                scope=scope,
                 timeout=bound,
+                max_bytes=outside.config.diff_stall_max_bytes,
+                max_files=outside.config.diff_stall_max_files,
             )
         except GitFailed as failure:
             return EvaluationResult("error", {"error": str(failure)}, outside.token)
-    return stall.diff_stall(step, diff)
+    return stall.diff_stall_content(step, found.parts())

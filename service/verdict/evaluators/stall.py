@@ -12,6 +12,7 @@ import hashlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from verdict.errors import InvalidArgument
 from verdict.evaluators import state
 from verdict.evaluators.interpolation import InterpolationError, Namespaces, interpolate
 from verdict.evaluators.model import Judgement, Step
@@ -21,6 +22,7 @@ __all__ = [
     "action_stall",
     "action_stall_identity",
     "diff_stall",
+    "diff_stall_content",
     "diff_stall_identity",
     "open_question_stall",
     "score_stall",
@@ -51,6 +53,46 @@ def diff_stall(step: Step, diff: str) -> Judgement:
         count, verdict, changed = 0, "yes", True
     payload = {"h": digest, "n": count, "stat": diff[:STAT_PREVIEW_CHARS]}
     return Judgement(verdict, {"stall_count": count, "max_stall": max_stall, "diff_changed": changed}, payload)
+
+
+def diff_stall_content(step: Step, parts: Mapping[str, str]) -> Judgement:
+    """`parts` is this call's fingerprint (`fingerprint.PARTS` → digest); the same fingerprint max_stall times in a
+    row is stalled. The details name the parts that changed since the previous call (all of them on a first call).
+
+    A token written by `compare: stat` (or by a server from before fingerprints) holds no parts: that call counts as
+    a first call, so a loop upgraded in flight sees progress once rather than a stall it did not make.
+    """
+    max_stall: int = step.settings["max_stall"]
+    digest = hashlib.sha256("\0".join(f"{name}={value}" for name, value in parts.items()).encode()).hexdigest()[:32]
+    previous = _fingerprint_snapshot(step.state)
+    if previous is not None and digest == previous[0]:
+        count = previous[1] + 1
+        verdict = "no" if count >= max_stall else "yes"
+        changed: list[str] = []
+    else:
+        count, verdict = 0, "yes"
+        before = previous[2] if previous is not None else {}
+        changed = [name for name, value in parts.items() if before.get(name) != value]
+    details = {
+        "stall_count": count,
+        "max_stall": max_stall,
+        "diff_changed": bool(changed),
+        "compare": "content",
+        "changed": changed,
+    }
+    return Judgement(verdict, details, {"m": "content", "h": digest, "n": count, "p": dict(parts)})
+
+
+def _fingerprint_snapshot(payload: Mapping[str, Any] | None) -> tuple[str, int, dict[str, str]] | None:
+    """(digest, count, parts) of a content token; None for a first call or a token of `compare: stat`."""
+    if payload is None or payload.get("m") != "content":
+        return None
+    parts = payload.get("p")
+    if not isinstance(parts, dict) or not all(isinstance(value, str) for value in parts.values()):
+        raise InvalidArgument(
+            "state token field 'p' must map part names to digests", field="state", reason="INVALID_STATE_TOKEN"
+        )
+    return state.read_text(payload, "h"), state.read_count(payload, "n"), parts
 
 
 def _snapshot(payload: Mapping[str, Any] | None) -> tuple[str, int] | None:

@@ -6,6 +6,7 @@ build_judges(config, runner, metrics, env) -> Judges
     .evaluators      {"llm_structured": LlmStructured, "comparator": Comparator, "contract": Contract}
     .second_opinion  SecondOpinion, or None unless `second_opinion` is on
     .service         the JudgeService they share (the runner's judge pool, one set of metrics)
+    .rulings         the RulingCache they share (judge_cache: memory, redis or off); `await .aclose()` at shutdown
 ```
 
 Nothing here imports grpc. Layout, one job per module: `hosts` (what a host record is; the registry and host
@@ -13,7 +14,8 @@ selection), `clis` (one record per judge CLI: credentials, argv builder, reader,
 reader per CLI), `envelopes` (JudgeReply and the JSON reading the readers share), `payload` (the answer object:
 structured output, JSON, tags), `chat` (the HTTP backend) and `credentials` (its API key), `model` (request,
 outcome, answer), `interpret` (a finished call → an answer, pure), `clipping` (bounding what a judge wrote),
-`service` (one call: deadline, slot, private HOME, metrics), then one module per evaluator and `second_opinion`.
+`service` (one call: deadline, slot, private HOME, metrics), `rulings` and `ruling_stores` (the ruling cache: a
+repeated question gets the stored ruling), then one module per evaluator and `second_opinion`.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from verdict.judges.envelopes import JudgeReply
 from verdict.judges.hosts import CliHost, Host, HostRegistry, HttpHost
 from verdict.judges.llm_structured import LlmStructured
 from verdict.judges.model import JudgeAnswer, JudgeOutcome, JudgeRequest
+from verdict.judges.rulings import RulingCache, build_ruling_cache
 from verdict.judges.second_opinion import SecondOpinion
 from verdict.judges.service import JudgeService
 from verdict.metrics import Metrics
@@ -51,6 +54,7 @@ __all__ = [
     "JudgeService",
     "Judges",
     "LlmStructured",
+    "RulingCache",
     "SecondOpinion",
     "build_judges",
     "host_named",
@@ -65,6 +69,12 @@ class Judges:
     service: JudgeService
     evaluators: Mapping[str, JudgedEvaluator]
     second_opinion: SecondOpinion | None
+    rulings: RulingCache | None = None
+
+    async def aclose(self) -> None:
+        """Close the ruling cache's connections (judge processes belong to the runner, which kills them)."""
+        if self.rulings is not None:
+            await self.rulings.aclose()
 
 
 def build_judges(
@@ -78,10 +88,11 @@ def build_judges(
     """Build the judges once per server. Raises ConfigError for a judge host setting (`judge_host`,
     `second_opinion_host`, LL_HOST_CLI, LL_HOOK_HOST) that names no known host."""
     service = JudgeService(config, runner, metrics, env, scratch_root=scratch_root)
+    rulings = build_ruling_cache(config, metrics)
     evaluators: dict[str, JudgedEvaluator] = {
-        "llm_structured": LlmStructured(service),
-        "comparator": Comparator(service),
-        "contract": Contract(service),
+        "llm_structured": LlmStructured(service, rulings),
+        "comparator": Comparator(service, rulings),
+        "contract": Contract(service, rulings),
     }
     second_opinion = None
     if config.second_opinion:
@@ -96,4 +107,4 @@ def build_judges(
             min_tokens=config.second_opinion_min_tokens,
             timeout=config.second_opinion_timeout_seconds,
         )
-    return Judges(service, evaluators, second_opinion)
+    return Judges(service, evaluators, second_opinion, rulings)

@@ -29,6 +29,7 @@ from verdict.judges.envelopes import JudgeReply
 from verdict.judges.files import WorkspaceFile, read_text, workspace_file, write_text
 from verdict.judges.model import JudgeAnswer, JudgeRequest
 from verdict.judges.payload import verdict_payload
+from verdict.judges.rulings import RulingCache, host_identity
 from verdict.judges.service import JudgeService
 
 __all__ = ["BLIND_SCHEMA", "DEFAULT_FRAMING", "Comparator", "Ruling", "build_blind_prompt", "read_ruling", "tally"]
@@ -150,8 +151,9 @@ async def _answer(call: Awaitable[JudgeAnswer]) -> JudgeAnswer:
 class Comparator:
     """The `comparator` evaluator: `await evaluator(config, request, deadline)`."""
 
-    def __init__(self, service: JudgeService) -> None:
+    def __init__(self, service: JudgeService, rulings: RulingCache | None = None) -> None:
         self.service = service
+        self.rulings = rulings
 
     async def __call__(
         self, config: Mapping[str, Any], request: EvaluationInput, deadline: float | None
@@ -185,6 +187,43 @@ class Comparator:
         model = config["model"] or self.service.config.judge_model  # validation fills an unset model; "" stays
         min_pairs = int(config["min_pairs"])  # validation made it at least 1
         prompt = config.get("prompt")
+
+        async def judge() -> EvaluationResult:
+            return await self._compare(prompt, output, baseline, model, min_pairs, deadline)
+
+        host = self.service.host
+        if self.rulings is None or host is None:
+            result = await judge()
+        else:
+            material = {
+                "evaluator": "comparator",
+                "host": host_identity(host),
+                "model": model,
+                "prompts": [build_blind_prompt(prompt, output, baseline), build_blind_prompt(prompt, baseline, output)],
+                "schema": BLIND_SCHEMA,
+                "settings": {"min_pairs": min_pairs},
+            }
+            fresh = bool(config.get("fresh", False))
+            result = await self.rulings.rule("comparator", material, fresh=fresh, deadline=deadline, judge=judge)
+        if result.verdict != "yes" or not auto_promote:
+            return result
+        # promotion is not part of the ruling: a replayed win still promotes (the file held the old baseline, or the
+        # ruling's key, which covers the baseline's text, would not have matched)
+        details = dict(result.details)
+        if baseline_file is not None:
+            try:
+                await write_text(baseline_file, output)
+            except OSError as exc:
+                return EvaluationResult(
+                    "error", {**details, "error": f"cannot promote the output: {exc.strerror or exc}"}
+                )
+        details["promoted"] = True
+        return EvaluationResult(result.verdict, details)
+
+    async def _compare(
+        self, prompt: str | None, output: str, baseline: str, model: str, min_pairs: int, deadline: float | None
+    ) -> EvaluationResult:
+        """Judge `min_pairs` pairs, each in both orders, and tally them (the ruling, before any promotion)."""
         pairs: list[tuple[Ruling, Ruling]] = []
         host = ""
         for _ in range(min_pairs):
@@ -229,15 +268,6 @@ class Comparator:
             "judge_host": host,
             "llm_model": model,
         }
-        if auto_promote and verdict == "yes":
-            if baseline_file is not None:
-                try:
-                    await write_text(baseline_file, output)
-                except OSError as exc:
-                    return EvaluationResult(
-                        "error", {**details, "error": f"cannot promote the output: {exc.strerror or exc}"}
-                    )
-            details["promoted"] = True
         return EvaluationResult(verdict, details)
 
     async def _bootstrap(self, baseline_file: WorkspaceFile, output: str) -> EvaluationResult:

@@ -22,6 +22,7 @@ from verdict.evaluators.model import EvaluationInput, EvaluationResult
 from verdict.judges.clipping import clip
 from verdict.judges.files import read_text, workspace_file
 from verdict.judges.model import JudgeOutcome, JudgeRequest
+from verdict.judges.rulings import RulingCache, host_identity
 from verdict.judges.service import JudgeService
 
 __all__ = ["CONTRACT_SCHEMA", "Contract", "aggregate", "build_contract_prompt"]
@@ -62,38 +63,61 @@ class _PairError(Exception):
 
 
 class Contract:
-    """The `contract` evaluator: `await evaluator(config, request, deadline)`."""
+    """The `contract` evaluator: `await evaluator(config, request, deadline)`.
 
-    def __init__(self, service: JudgeService) -> None:
+    Every side is read (and narrowed by its pattern) before any judge is asked, so the ruling's key can name every
+    prompt; a pair whose side cannot be read makes the verdict `error`, which is never cached."""
+
+    def __init__(self, service: JudgeService, rulings: RulingCache | None = None) -> None:
         self.service = service
+        self.rulings = rulings
 
     async def __call__(
         self, config: Mapping[str, Any], request: EvaluationInput, deadline: float | None
     ) -> EvaluationResult:
-        results: list[dict[str, Any]] = []
-        host = ""
-        for index, pair in enumerate(
-            config["pairs"]
-        ):  # validation refused an empty list and filled every pair's defaults
+        questions: list[tuple[dict[str, Any], str | None]] = []
+        # validation refused an empty list and filled every pair's defaults
+        for index, pair in enumerate(config["pairs"]):
             producer, consumer = str(pair.get("producer", "")), str(pair.get("consumer", ""))
             result: dict[str, Any] = {"producer": producer, "consumer": consumer}
             try:
                 producer_text = await self._side(pair, "producer", request, index)
                 consumer_text = await self._side(pair, "consumer", request, index)
             except _PairError as exc:
-                results.append({**result, "verdict": "error", "error": str(exc)})
+                questions.append(({**result, "verdict": "error", "error": str(exc)}, None))
                 continue
-            answer = await self.service.ask(
-                JudgeRequest(
-                    prompt=build_contract_prompt(
-                        str(pair["contract"]), producer, producer_text, consumer, consumer_text
-                    ),
-                    schema=CONTRACT_SCHEMA,
-                    deadline=deadline,
-                )
-            )
+            prompt = build_contract_prompt(str(pair["contract"]), producer, producer_text, consumer, consumer_text)
+            questions.append((result, prompt))
+
+        async def judge() -> EvaluationResult:
+            return await self._judge(questions, deadline)
+
+        host = self.service.host
+        if self.rulings is None or host is None or any(prompt is None for _, prompt in questions):
+            return await judge()
+        material = {
+            "evaluator": "contract",
+            "host": host_identity(host),
+            "model": self.service.config.judge_model,
+            "prompts": [prompt for _, prompt in questions],
+            "schema": CONTRACT_SCHEMA,
+        }
+        fresh = bool(config.get("fresh", False))
+        return await self.rulings.rule("contract", material, fresh=fresh, deadline=deadline, judge=judge)
+
+    async def _judge(
+        self, questions: list[tuple[dict[str, Any], str | None]], deadline: float | None
+    ) -> EvaluationResult:
+        """One judge call per readable pair, in order; a missing judge CLI stops at once."""
+        results: list[dict[str, Any]] = []
+        host = ""
+        for result, prompt in questions:
+            if prompt is None:
+                results.append(result)
+                continue
+            answer = await self.service.ask(JudgeRequest(prompt=prompt, schema=CONTRACT_SCHEMA, deadline=deadline))
             host = answer.host
-            result["llm_latency_ms"] = answer.latency_ms
+            result = {**result, "llm_latency_ms": answer.latency_ms}
             if answer.outcome is JudgeOutcome.MISSING:
                 return EvaluationResult("error", answer.failure_details())
             if not answer.ok or answer.payload is None:

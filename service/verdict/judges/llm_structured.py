@@ -13,6 +13,7 @@ evaluator the dispatcher calls, and the only part that waits for a judge.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import math
 import re
 from collections.abc import Mapping
@@ -24,6 +25,7 @@ from verdict.judges.clipping import clip, clip_payload
 from verdict.judges.envelopes import JudgeReply
 from verdict.judges.model import JudgeAnswer, JudgeRequest
 from verdict.judges.payload import verdict_payload
+from verdict.judges.rulings import RulingCache, host_identity
 from verdict.judges.service import JudgeService
 
 __all__ = [
@@ -227,10 +229,14 @@ def _read_payload(reply: JudgeReply) -> dict[str, Any]:
 
 
 class LlmStructured:
-    """The `llm_structured` evaluator: `await evaluator(config, request, deadline)`."""
+    """The `llm_structured` evaluator: `await evaluator(config, request, deadline)`.
 
-    def __init__(self, service: JudgeService) -> None:
+    With `rulings`, a question asked before (same host, model, prompt, schema, output and settings) is answered with
+    the ruling it got then (see `rulings`)."""
+
+    def __init__(self, service: JudgeService, rulings: RulingCache | None = None) -> None:
         self.service = service
+        self.rulings = rulings
 
     async def __call__(
         self, config: Mapping[str, Any], request: EvaluationInput, deadline: float | None
@@ -243,6 +249,39 @@ class LlmStructured:
         custom_schema = config.get("schema")
         model = config["model"] or self.service.config.judge_model  # validation fills an unset model; "" stays
         user_prompt = build_prompt(prompt, request.output)
+
+        async def judge() -> EvaluationResult:
+            return await self._judge(config, request, deadline, model, user_prompt)
+
+        host = self.service.host
+        if self.rulings is None or host is None:
+            return await judge()
+        material = {
+            "evaluator": "llm_structured",
+            "host": host_identity(host),
+            "model": model,
+            "prompt": user_prompt,
+            "schema": custom_schema or DEFAULT_SCHEMA,
+            # the evidence check reads the whole output, not only the tail the prompt shows
+            "output": hashlib.sha256(request.output.encode("utf-8", "surrogatepass")).hexdigest(),
+            "settings": {
+                "min_confidence": float(config["min_confidence"]),
+                "uncertain_suffix": bool(config["uncertain_suffix"]),
+                "custom_schema": bool(custom_schema),
+            },
+        }
+        fresh = bool(config.get("fresh", False))
+        return await self.rulings.rule("llm_structured", material, fresh=fresh, deadline=deadline, judge=judge)
+
+    async def _judge(
+        self,
+        config: Mapping[str, Any],
+        request: EvaluationInput,
+        deadline: float | None,
+        model: str,
+        user_prompt: str,
+    ) -> EvaluationResult:
+        custom_schema = config.get("schema")
         answer = await self.service.ask(
             JudgeRequest(
                 prompt=user_prompt,

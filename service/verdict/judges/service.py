@@ -29,6 +29,7 @@ from verdict.judges.credentials import KeySource, bind_origin, key_source, origi
 from verdict.judges.hosts import MAX_ARGUMENT_BYTES, CliHost, Host, HostRegistry, HttpHost, model_for
 from verdict.judges.interpret import MAX_JUDGE_OUTPUT_BYTES, interpret_completion, interpret_http, schema_instruction
 from verdict.judges.model import JudgeAnswer, JudgeOutcome, JudgeRequest, failure
+from verdict.judges.rulings import record_spend
 from verdict.metrics import Metrics
 from verdict.runner import Command, CommandNotFound, Runner, minimal_env
 
@@ -267,6 +268,7 @@ class JudgeService:
             return
         if reply.cost_usd:
             self.metrics.judge_cost.labels(host=host.name).inc(max(reply.cost_usd, 0.0))
+            record_spend(reply.cost_usd)
         model = self.metrics.model_labels.fold(reply.model or self._model(host, request))
         for kind, tokens in (("input", reply.input_tokens), ("output", reply.output_tokens)):
             if tokens:

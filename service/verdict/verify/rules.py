@@ -13,8 +13,8 @@
    entry ("too many blocks"), but the scan still reads every fence, so an unterminated last block is still caught.
 6. The response: truncated outranks malformed outranks ok outranks unverifiable.
 
-Running the language checks is the Verifier's job (inline, in a process pool, or `bash -n`); `verify_offline` runs the
-in-process ones inline for callers without a server (a library call, a benchmark).
+Running the language checks is the Verifier's job (inline, in a process pool, or `bash -n`); `offline.verify_offline`
+runs the in-process ones inline for callers without a server (a library call, a benchmark).
 """
 
 from __future__ import annotations
@@ -23,10 +23,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from verdict.config import Config
-from verdict.verify.checks import IN_PROCESS_CHECKERS, check_code
 from verdict.verify.closers import BrokenFence, broken_fences
-from verdict.verify.fences import FencedBlock, FenceScan, scan_fences_bounded
-from verdict.verify.languages import Checker, Language, resolve_language
+from verdict.verify.fences import FencedBlock, FenceScan
+from verdict.verify.languages import LANGUAGES, Language, Languages
 from verdict.verify.loops import find_loop
 from verdict.verify.model import BlockCheck, CodeCheck, Verdict, Verification, VerifyInput
 
@@ -41,7 +40,6 @@ __all__ = [
     "is_tool_turn",
     "place",
     "triage",
-    "verify_offline",
 ]
 
 TRUNCATION_REASONS = frozenset(
@@ -106,7 +104,7 @@ class PendingCheck:
         return _utf8_size(self.block.body)
 
 
-def triage(scan: FenceScan, config: Config) -> list[BlockCheck | PendingCheck]:
+def triage(scan: FenceScan, config: Config, languages: Languages = LANGUAGES) -> list[BlockCheck | PendingCheck]:
     """Decide every block the rules decide without parsing; the rest are PendingChecks, in document order.
 
     The blocks past `config.max_checked_blocks` share one entry ("too many blocks"), so the response stays small
@@ -122,7 +120,7 @@ def triage(scan: FenceScan, config: Config) -> list[BlockCheck | PendingCheck]:
     broken = broken_fences(built)
     result: list[BlockCheck | PendingCheck] = []
     for index, block in enumerate(scan.blocks):
-        language = resolve_language(block.language)
+        language = languages.resolve(block.language)
         decided = _decided(index, block, language, config, broken.get(index))
         result.append(decided if decided is not None else PendingCheck(index, block, language))
     skipped = scan.total - len(scan.blocks) - (1 if scan.unclosed_tail is not None else 0)
@@ -138,7 +136,7 @@ def triage(scan: FenceScan, config: Config) -> list[BlockCheck | PendingCheck]:
         )
     if scan.unclosed_tail is not None:
         tail = scan.unclosed_tail
-        decided = _decided(scan.total - 1, tail, resolve_language(tail.language), config, broken.get(len(built) - 1))
+        decided = _decided(scan.total - 1, tail, languages.resolve(tail.language), config, broken.get(len(built) - 1))
         assert decided is not None  # an unclosed block is always decided
         result.append(decided)
     return result
@@ -158,29 +156,13 @@ def _decided(
         return check(Verdict.TRUNCATED, f"unterminated code fence ({block.fence})")
     if not block.body.strip():
         return check(Verdict.UNVERIFIABLE, "empty block")
-    reason = _unchecked_reason(language)
+    reason = language.unchecked_reason
     if reason:
         return check(Verdict.UNVERIFIABLE, reason)
     size = _utf8_size(block.body)
     if size > config.max_block_bytes:
         return check(Verdict.UNVERIFIABLE, f"too large to check: {size} bytes, the limit is {config.max_block_bytes}")
     return None
-
-
-def _unchecked_reason(language: Language) -> str:
-    match language.checker:
-        case Checker.PYTHON | Checker.JSON | Checker.YAML | Checker.SHELL:
-            return ""
-        case Checker.TRANSCRIPT:
-            return f"{language.name} transcript: commands mixed with their output"
-        case Checker.NOT_STRICT_JSON:
-            return f"{language.name} is not strict JSON"
-        case Checker.SKIP:
-            return f"{language.name}: nothing structural to check"
-        case Checker.NONE:
-            return "no language on the fence"
-        case _:
-            return f"no structural check for {language.name}"
 
 
 def place(pending: PendingCheck, result: CodeCheck) -> BlockCheck:
@@ -216,25 +198,6 @@ def aggregate(checks: Sequence[BlockCheck], blocks: int | None = None) -> Verifi
     return Verification(
         Verdict.UNVERIFIABLE, f"no block had a structural check ({first.language}: {first.detail})", tuple(checks)
     )
-
-
-def verify_offline(request: VerifyInput, config: Config) -> Verification:
-    """Every rule, with Python, JSON and YAML parsed inline and shell left unverifiable (it needs `bash -n`)."""
-    decided = envelope_verdict(request)
-    if decided is not None:
-        return decided
-    scan = scan_fences_bounded(request.text, config.max_checked_blocks)
-    if not scan.total:
-        return NO_BLOCKS
-    checks = []
-    for item in triage(scan, config):
-        if isinstance(item, BlockCheck):
-            checks.append(item)
-        elif item.language.checker in IN_PROCESS_CHECKERS:
-            checks.append(place(item, check_code(item.language.checker, item.block.body)))
-        else:
-            checks.append(place(item, CodeCheck(Verdict.UNVERIFIABLE, "shell needs bash -n, which runs in the server")))
-    return aggregate(checks, scan.total)
 
 
 def _utf8_size(text: str) -> int:

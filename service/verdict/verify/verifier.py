@@ -1,15 +1,16 @@
 """VerifyResponse's engine: the pure rules, plus the three places a block can be parsed, plus metrics.
 
 Where a block is parsed, and why:
-- Python, JSON and YAML up to `inline_parse_bytes` parse on the event loop: microseconds, no hand-off cost. The loop
+- Every in-process language (`Runs.IN_PROCESS` in its record: Python, JSON, YAML, TOML, XML, the tree-sitter
+  languages) up to `inline_parse_bytes` parses on the event loop: microseconds, no hand-off cost. The loop
   yields between blocks, so one response's many small blocks cannot hold it for long.
 - Larger ones parse in a pebble process pool (`parse_workers` processes, started with `spawn` on first use, so no
-  fork of a threaded gRPC server). `ast.parse` holds the GIL for its whole run (a 3 MB block, over a second) and a
-  client deadline cannot interrupt it; in a worker it stalls nobody, `parse_timeout_seconds` bounds it, and a
-  cancelled call (client gone, deadline passed) stops the worker. A timed-out or crashed worker makes the block
-  unverifiable with the cause, and the pool starts a new worker.
-- Shell runs `bash -n` through the runner (the only door to child processes): argv list, stdin, empty environment,
-  time limit, output cap, process-group kill.
+  fork of a threaded gRPC server). `ast.parse` holds the GIL for its whole run (a 3 MB block, over a second), as
+  tree-sitter's error recovery can on a hostile megabyte, and a client deadline cannot interrupt either; in a worker
+  it stalls nobody, `parse_timeout_seconds` bounds it, and a cancelled call (client gone, deadline passed) stops the
+  worker. A timed-out or crashed worker makes the block unverifiable with the cause, and the pool starts a new one.
+- A `Runs.SUBPROCESS` language (shell) runs its tool, `bash -n`, through the runner (the only door to child
+  processes): argv list, stdin, empty environment, time limit, output cap, process-group kill.
 
 The blocks of one response are checked concurrently, at most `max_concurrent_shell_checks` bash processes and
 `parse_workers` pool tasks at a time, so one response can neither overflow the runner's bash queue nor take the whole
@@ -24,7 +25,7 @@ import contextlib
 import dataclasses
 import logging
 import multiprocessing
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from pebble import ProcessExpired, ProcessFuture, ProcessPool
@@ -35,7 +36,7 @@ from verdict.metrics import Metrics
 from verdict.runner import Command, CommandNotFound, Runner, minimal_env, signal_name
 from verdict.verify.checks import check_code
 from verdict.verify.fences import FenceScan, needs_containers, scan_fences_bounded
-from verdict.verify.languages import Checker, metric_label
+from verdict.verify.languages import LANGUAGES, Runs
 from verdict.verify.model import BlockCheck, CodeCheck, SecondOpinionResult, Verdict, Verification, VerifyInput
 from verdict.verify.rules import NO_BLOCKS, PendingCheck, aggregate, envelope_verdict, is_tool_turn, place, triage
 from verdict.verify.second_opinion import SecondOpinion
@@ -97,7 +98,8 @@ class Verifier:
                 verification = dataclasses.replace(verification, second_opinion=opinion)
         self._metrics.verifications.labels(verdict=verification.verdict.value).inc()
         for check in verification.checks:
-            self._metrics.block_checks.labels(lang=metric_label(check.language), verdict=check.verdict.value).inc()
+            label = LANGUAGES.metric_label(check.language)
+            self._metrics.block_checks.labels(lang=label, verdict=check.verdict.value).inc()
         return verification
 
     def close(self) -> None:
@@ -124,15 +126,15 @@ class Verifier:
         pool_slots = self._runner.limit("parse", self._config).per_call()
 
         async def check(item: PendingCheck) -> BlockCheck:
-            code = item.block.body
-            if item.language.checker is Checker.SHELL:
+            code, record = item.block.body, item.language.record
+            if record.runs is Runs.SUBPROCESS:
                 async with shell_slots:
-                    return place(item, await self._check_shell(code))
+                    return place(item, await self.SUBPROCESS_CHECKS[record.tool](self, code))
             if item.size > self._config.inline_parse_bytes:
                 async with pool_slots:
-                    return place(item, await self._check_in_pool(item.language.checker, code))
+                    return place(item, await self._check_in_pool(record.name, code))
             await asyncio.sleep(0)
-            return place(item, check_code(item.language.checker, code))
+            return place(item, check_code(record.name, code))
 
         pending = [item for item in plan if isinstance(item, PendingCheck)]
         done = iter(await _all_or_none([check(item) for item in pending]))
@@ -164,13 +166,16 @@ class Verifier:
             signal_name=completed.signal_name,
         )
 
-    async def _check_in_pool(self, checker: str, code: str) -> CodeCheck:
+    SUBPROCESS_CHECKS: Mapping[str, Callable[[Verifier, str], Awaitable[CodeCheck]]] = {"bash": _check_shell}
+    """The check of each `tool` a `Runs.SUBPROCESS` language record can name (languages.SUBPROCESS_TOOLS)."""
+
+    async def _check_in_pool(self, language: str, code: str) -> CodeCheck:
         if self._closed:
             raise Unavailable("the verifier is closed")
         timeout = self._config.parse_timeout_seconds
         outcome = "crashed"
         try:
-            future = self._running_pool().schedule(self._pool_function(), args=(checker, code), timeout=timeout)
+            future = self._running_pool().schedule(self._pool_function(), args=(language, code), timeout=timeout)
         except Exception as error:  # a pool that cannot start workers (a script without a __main__ guard, say)
             logger.warning("parse pool unavailable; starting a new one on the next call", exc_info=True)
             self._discard_pool(RuntimeError("the parse pool was replaced after a failure"))

@@ -30,6 +30,7 @@ import type { OutputNumericConfig as _verdict_v1_OutputNumericConfig, OutputNume
 import type { ScoreStallConfig as _verdict_v1_ScoreStallConfig, ScoreStallConfig__Output as _verdict_v1_ScoreStallConfig__Output } from './verdict/v1/ScoreStallConfig';
 import type { SecondOpinion as _verdict_v1_SecondOpinion, SecondOpinion__Output as _verdict_v1_SecondOpinion__Output } from './verdict/v1/SecondOpinion';
 import type { VerdictServiceClient as _verdict_v1_VerdictServiceClient, VerdictServiceDefinition as _verdict_v1_VerdictServiceDefinition } from './verdict/v1/VerdictService';
+import type { VerifierLanguage as _verdict_v1_VerifierLanguage, VerifierLanguage__Output as _verdict_v1_VerifierLanguage__Output } from './verdict/v1/VerifierLanguage';
 import type { VerifyResponseRequest as _verdict_v1_VerifyResponseRequest, VerifyResponseRequest__Output as _verdict_v1_VerifyResponseRequest__Output } from './verdict/v1/VerifyResponseRequest';
 import type { VerifyResponseResponse as _verdict_v1_VerifyResponseResponse, VerifyResponseResponse__Output as _verdict_v1_VerifyResponseResponse__Output } from './verdict/v1/VerifyResponseResponse';
 
@@ -78,6 +79,7 @@ export interface ProtoGrpcType {
        * the request and response, so any replica can answer any call and a retried call gives the same answer.
        */
       VerdictService: SubtypeConstructor<typeof grpc.Client, _verdict_v1_VerdictServiceClient> & { service: _verdict_v1_VerdictServiceDefinition }
+      VerifierLanguage: MessageTypeDefinition<_verdict_v1_VerifierLanguage, _verdict_v1_VerifierLanguage__Output>
       VerifyResponseRequest: MessageTypeDefinition<_verdict_v1_VerifyResponseRequest, _verdict_v1_VerifyResponseRequest__Output>
       VerifyResponseResponse: MessageTypeDefinition<_verdict_v1_VerifyResponseResponse, _verdict_v1_VerifyResponseResponse__Output>
       VerifyVerdict: EnumTypeDefinition

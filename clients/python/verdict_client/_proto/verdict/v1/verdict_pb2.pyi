@@ -252,22 +252,84 @@ class ListEvaluatorsResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     EVALUATORS_FIELD_NUMBER: _builtins.int
+    LANGUAGES_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def evaluators(self) -> _containers.RepeatedCompositeFieldContainer[Global___EvaluatorInfo]:
         """Every evaluator type the server runs, sorted by type."""
+
+    @_builtins.property
+    def languages(self) -> _containers.RepeatedCompositeFieldContainer[Global___VerifierLanguage]:
+        """Every fenced-block language VerifyResponse knows, checked or not, sorted by name: what each check sees."""
 
     def __init__(
         self,
         *,
         evaluators: _abc.Iterable[Global___EvaluatorInfo] | None = ...,
+        languages: _abc.Iterable[Global___VerifierLanguage] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["evaluators", b"evaluators"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["evaluators", b"evaluators", "languages", b"languages"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ListEvaluatorsResponse: _TypeAlias = ListEvaluatorsResponse  # noqa: Y015
+
+@_typing.final
+class VerifierLanguage(_message.Message):
+    """VerifierLanguage describes one language of VerifyResponse's fenced blocks. A language not listed is unverifiable."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    ALIASES_FIELD_NUMBER: _builtins.int
+    CHECKED_FIELD_NUMBER: _builtins.int
+    SEES_FIELD_NUMBER: _builtins.int
+    BLIND_TO_FIELD_NUMBER: _builtins.int
+    LENIENCIES_FIELD_NUMBER: _builtins.int
+    UNCHECKED_REASON_FIELD_NUMBER: _builtins.int
+    METRIC_LABEL_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The name a BlockCheck reports for it ("javascript"). Languages whose entries report the info-string word
+    itself (a "console" transcript, "jsonc") list that word's family under their first name.
+    """
+    checked: _builtins.bool
+    """Whether its blocks are parsed. When false, they are always unverifiable and unchecked_reason says why."""
+    sees: _builtins.str
+    """What the check can see (checked languages)."""
+    blind_to: _builtins.str
+    """What the check cannot see (checked languages)."""
+    unchecked_reason: _builtins.str
+    """Why the language is not checked (unchecked languages), as the BlockCheck detail says it."""
+    metric_label: _builtins.str
+    """Its value of the `lang` label of the verdict_block_checks_total metric."""
+    @_builtins.property
+    def aliases(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The fence info-string words that select it, lower case ("js", "node", "mjs", ...)."""
+
+    @_builtins.property
+    def leniencies(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Each excuse that turns a parser failure into unverifiable rather than malformed."""
+
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        aliases: _abc.Iterable[_builtins.str] | None = ...,
+        checked: _builtins.bool = ...,
+        sees: _builtins.str = ...,
+        blind_to: _builtins.str = ...,
+        leniencies: _abc.Iterable[_builtins.str] | None = ...,
+        unchecked_reason: _builtins.str = ...,
+        metric_label: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["aliases", b"aliases", "blind_to", b"blind_to", "checked", b"checked", "leniencies", b"leniencies", "metric_label", b"metric_label", "name", b"name", "sees", b"sees", "unchecked_reason", b"unchecked_reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___VerifierLanguage: _TypeAlias = VerifierLanguage  # noqa: Y015
 
 @_typing.final
 class BlockCheck(_message.Message):
@@ -662,8 +724,13 @@ class DiffStallConfig(_message.Message):
 
     SCOPE_FIELD_NUMBER: _builtins.int
     MAX_STALL_FIELD_NUMBER: _builtins.int
+    COMPARE_FIELD_NUMBER: _builtins.int
     max_stall: _builtins.int
     """Number of unchanged diffs that means stalled. Default 1, at least 1."""
+    compare: _builtins.str
+    """What counts as a change: "content" (default) fingerprints HEAD, the index, tracked content and untracked,
+    non-ignored files; "stat" compares the text of `git diff --stat`, as little-loops does.
+    """
     @_builtins.property
     def scope(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Paths given to `git diff --stat -- <scope>`; the whole tree when empty."""
@@ -673,13 +740,19 @@ class DiffStallConfig(_message.Message):
         *,
         scope: _abc.Iterable[_builtins.str] | None = ...,
         max_stall: _builtins.int | None = ...,
+        compare: _builtins.str | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_max_stall", b"_max_stall", "max_stall", b"max_stall"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_compare", b"_compare", "_max_stall", b"_max_stall", "compare", b"compare", "max_stall", b"max_stall"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_stall", b"_max_stall", "max_stall", b"max_stall", "scope", b"scope"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_compare", b"_compare", "_max_stall", b"_max_stall", "compare", b"compare", "max_stall", b"max_stall", "scope", b"scope"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__compare: _TypeAlias = _typing.Literal["compare"]  # noqa: Y015
+    _WhichOneofArgType__compare: _TypeAlias = _typing.Literal["_compare", b"_compare"]  # noqa: Y015
     _WhichOneofReturnType__max_stall: _TypeAlias = _typing.Literal["max_stall"]  # noqa: Y015
     _WhichOneofArgType__max_stall: _TypeAlias = _typing.Literal["_max_stall", b"_max_stall"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__compare) -> _WhichOneofReturnType__compare | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__max_stall) -> _WhichOneofReturnType__max_stall | None: ...
 
 Global___DiffStallConfig: _TypeAlias = DiffStallConfig  # noqa: Y015
@@ -827,6 +900,7 @@ class LlmStructuredConfig(_message.Message):
     MIN_CONFIDENCE_FIELD_NUMBER: _builtins.int
     UNCERTAIN_SUFFIX_FIELD_NUMBER: _builtins.int
     MODEL_FIELD_NUMBER: _builtins.int
+    FRESH_FIELD_NUMBER: _builtins.int
     prompt: _builtins.str
     """What to judge; interpolated. Default: whether the action succeeded, judged from its output."""
     min_confidence: _builtins.float
@@ -835,6 +909,8 @@ class LlmStructuredConfig(_message.Message):
     """Append `_uncertain` to verdicts below min_confidence."""
     model: _builtins.str
     """The model alias passed to the judge host. Default: the server's judge_model."""
+    fresh: _builtins.bool
+    """Ask the judge again instead of answering from the ruling cache (to sample several rulings on purpose)."""
     @_builtins.property
     def schema(self) -> _struct_pb2.Struct:
         """A custom JSON schema for the judge's answer; custom schemas skip the default grammar and evidence rules."""
@@ -847,10 +923,11 @@ class LlmStructuredConfig(_message.Message):
         min_confidence: _builtins.float | None = ...,
         uncertain_suffix: _builtins.bool = ...,
         model: _builtins.str | None = ...,
+        fresh: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_min_confidence", b"_min_confidence", "_model", b"_model", "_prompt", b"_prompt", "min_confidence", b"min_confidence", "model", b"model", "prompt", b"prompt", "schema", b"schema"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_min_confidence", b"_min_confidence", "_model", b"_model", "_prompt", b"_prompt", "min_confidence", b"min_confidence", "model", b"model", "prompt", b"prompt", "schema", b"schema", "uncertain_suffix", b"uncertain_suffix"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_min_confidence", b"_min_confidence", "_model", b"_model", "_prompt", b"_prompt", "fresh", b"fresh", "min_confidence", b"min_confidence", "model", b"model", "prompt", b"prompt", "schema", b"schema", "uncertain_suffix", b"uncertain_suffix"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__min_confidence: _TypeAlias = _typing.Literal["min_confidence"]  # noqa: Y015
     _WhichOneofArgType__min_confidence: _TypeAlias = _typing.Literal["_min_confidence", b"_min_confidence"]  # noqa: Y015
@@ -879,6 +956,7 @@ class ComparatorConfig(_message.Message):
     AUTO_PROMOTE_FIELD_NUMBER: _builtins.int
     MIN_PAIRS_FIELD_NUMBER: _builtins.int
     MODEL_FIELD_NUMBER: _builtins.int
+    FRESH_FIELD_NUMBER: _builtins.int
     prompt: _builtins.str
     """What the outputs are judged against; replaces the default framing."""
     baseline_path: _builtins.str
@@ -891,6 +969,8 @@ class ComparatorConfig(_message.Message):
     """Number of blind comparisons; at least 1. Default 1."""
     model: _builtins.str
     """The model alias passed to the judge host. Default: the server's judge_model."""
+    fresh: _builtins.bool
+    """Ask the judge again instead of answering from the ruling cache (to sample several rulings on purpose)."""
     def __init__(
         self,
         *,
@@ -900,10 +980,11 @@ class ComparatorConfig(_message.Message):
         auto_promote: _builtins.bool = ...,
         min_pairs: _builtins.int | None = ...,
         model: _builtins.str | None = ...,
+        fresh: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_baseline", b"_baseline", "_baseline_path", b"_baseline_path", "_min_pairs", b"_min_pairs", "_model", b"_model", "_prompt", b"_prompt", "baseline", b"baseline", "baseline_path", b"baseline_path", "min_pairs", b"min_pairs", "model", b"model", "prompt", b"prompt"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_baseline", b"_baseline", "_baseline_path", b"_baseline_path", "_min_pairs", b"_min_pairs", "_model", b"_model", "_prompt", b"_prompt", "auto_promote", b"auto_promote", "baseline", b"baseline", "baseline_path", b"baseline_path", "min_pairs", b"min_pairs", "model", b"model", "prompt", b"prompt"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_baseline", b"_baseline", "_baseline_path", b"_baseline_path", "_min_pairs", b"_min_pairs", "_model", b"_model", "_prompt", b"_prompt", "auto_promote", b"auto_promote", "baseline", b"baseline", "baseline_path", b"baseline_path", "fresh", b"fresh", "min_pairs", b"min_pairs", "model", b"model", "prompt", b"prompt"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__baseline: _TypeAlias = _typing.Literal["baseline"]  # noqa: Y015
     _WhichOneofArgType__baseline: _TypeAlias = _typing.Literal["_baseline", b"_baseline"]  # noqa: Y015
@@ -935,6 +1016,9 @@ class ContractConfig(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     PAIRS_FIELD_NUMBER: _builtins.int
+    FRESH_FIELD_NUMBER: _builtins.int
+    fresh: _builtins.bool
+    """Ask the judge again instead of answering from the ruling cache (to sample several rulings on purpose)."""
     @_builtins.property
     def pairs(self) -> _containers.RepeatedCompositeFieldContainer[Global___ContractPair]:
         """The producer/consumer pairs to check. At least one."""
@@ -943,10 +1027,11 @@ class ContractConfig(_message.Message):
         self,
         *,
         pairs: _abc.Iterable[Global___ContractPair] | None = ...,
+        fresh: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["pairs", b"pairs"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["fresh", b"fresh", "pairs", b"pairs"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

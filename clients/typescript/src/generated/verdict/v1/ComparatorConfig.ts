@@ -29,6 +29,10 @@ export interface ComparatorConfig {
    * The model alias passed to the judge host. Default: the server's judge_model.
    */
   'model'?: (string);
+  /**
+   * Ask the judge again instead of answering from the ruling cache (to sample several rulings on purpose).
+   */
+  'fresh'?: (boolean);
   '_prompt'?: "prompt";
   '_baselinePath'?: "baselinePath";
   '_baseline'?: "baseline";
@@ -64,6 +68,10 @@ export interface ComparatorConfig__Output {
    * The model alias passed to the judge host. Default: the server's judge_model.
    */
   'model'?: (string);
+  /**
+   * Ask the judge again instead of answering from the ruling cache (to sample several rulings on purpose).
+   */
+  'fresh': (boolean);
   '_prompt'?: "prompt";
   '_baselinePath'?: "baselinePath";
   '_baseline'?: "baseline";

@@ -10,6 +10,10 @@ export interface ContractConfig {
    * The producer/consumer pairs to check. At least one.
    */
   'pairs'?: (_verdict_v1_ContractPair)[];
+  /**
+   * Ask the judge again instead of answering from the ruling cache (to sample several rulings on purpose).
+   */
+  'fresh'?: (boolean);
 }
 
 /**
@@ -20,4 +24,8 @@ export interface ContractConfig__Output {
    * The producer/consumer pairs to check. At least one.
    */
   'pairs': (_verdict_v1_ContractPair__Output)[];
+  /**
+   * Ask the judge again instead of answering from the ruling cache (to sample several rulings on purpose).
+   */
+  'fresh': (boolean);
 }

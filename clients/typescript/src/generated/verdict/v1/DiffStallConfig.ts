@@ -13,7 +13,13 @@ export interface DiffStallConfig {
    * Number of unchanged diffs that means stalled. Default 1, at least 1.
    */
   'maxStall'?: (number);
+  /**
+   * What counts as a change: "content" (default) fingerprints HEAD, the index, tracked content and untracked,
+   * non-ignored files; "stat" compares the text of `git diff --stat`, as little-loops does.
+   */
+  'compare'?: (string);
   '_maxStall'?: "maxStall";
+  '_compare'?: "compare";
 }
 
 /**
@@ -28,5 +34,11 @@ export interface DiffStallConfig__Output {
    * Number of unchanged diffs that means stalled. Default 1, at least 1.
    */
   'maxStall'?: (number);
+  /**
+   * What counts as a change: "content" (default) fingerprints HEAD, the index, tracked content and untracked,
+   * non-ignored files; "stat" compares the text of `git diff --stat`, as little-loops does.
+   */
+  'compare'?: (string);
   '_maxStall'?: "maxStall";
+  '_compare'?: "compare";
 }

@@ -26,6 +26,10 @@ export interface LlmStructuredConfig {
    * The model alias passed to the judge host. Default: the server's judge_model.
    */
   'model'?: (string);
+  /**
+   * Ask the judge again instead of answering from the ruling cache (to sample several rulings on purpose).
+   */
+  'fresh'?: (boolean);
   '_prompt'?: "prompt";
   '_minConfidence'?: "minConfidence";
   '_model'?: "model";
@@ -55,6 +59,10 @@ export interface LlmStructuredConfig__Output {
    * The model alias passed to the judge host. Default: the server's judge_model.
    */
   'model'?: (string);
+  /**
+   * Ask the judge again instead of answering from the ruling cache (to sample several rulings on purpose).
+   */
+  'fresh': (boolean);
   '_prompt'?: "prompt";
   '_minConfidence'?: "minConfidence";
   '_model'?: "model";

@@ -1,0 +1,225 @@
+"""tree-sitter languages: every fragment shape is ok, one real error each is malformed, hostile input is bounded."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from verdict.config import Config
+from verdict.metrics import Metrics
+from verdict.runner import Runner
+from verdict.verify.markup_syntax import check_toml, check_xml
+from verdict.verify.model import Verdict, VerifyInput
+from verdict.verify.tree_syntax import GRAMMARS, check_tree
+from verdict.verify.verifier import Verifier
+
+INTACT = {
+    "javascript": [
+        "import fs from 'node:fs';\nexport function read(p) {\n  return fs.readFileSync(p, 'utf8');\n}\n",
+        "const total = items.reduce((sum, item) => sum + item.price, 0);\nconsole.log(`total: ${total}`);\n",
+        "async load(id) {\n  const response = await fetch(`/api/${id}`);\n  return response.json();\n}\n",
+        "name: 'verdict',\nversion: '1.0.0',\n",
+        'const App = () => <div className="app">{items.map((i) => <Item key={i.id} />)}</div>;\n',
+    ],
+    "typescript": [
+        "interface User {\n  id: number;\n  name?: string;\n}\nexport const byId = new Map<number, User>();\n",
+        "private cache: Map<string, number> = new Map();\n\nget(key: string): number | undefined {\n"
+        "  return this.cache.get(key);\n}\n",
+        "export function Button({ label }: { label: string }) {\n  return <button>{label}</button>;\n}\n",
+    ],
+    "java": [
+        "import java.util.List;\n\npublic class Main {\n  public static void main(String[] args) {\n"
+        "    System.out.println(List.of(1, 2));\n  }\n}\n",
+        '@Override\npublic String toString() {\n  return "Point(" + x + ", " + y + ")";\n}\n',
+        "List<String> names = new ArrayList<>();\nfor (String n : input) {\n  names.add(n.trim());\n}\n",
+        'private final int size;\nprivate static final Logger LOG = Logger.getLogger("x");\n',
+    ],
+    "c": [
+        '#include <stdio.h>\n\nint main(void) {\n    printf("%d\\n", 42);\n    return 0;\n}\n',
+        "for (int i = 0; i < n; i++) {\n    sum += a[i];\n}\nreturn sum;\n",
+        "struct node {\n    int value;\n    struct node *next;\n};\n",
+    ],
+    "cpp": [
+        "#include <vector>\ntemplate <typename T>\nT sum(const std::vector<T>& v) {\n  T s{};\n"
+        "  for (const auto& x : v) s += x;\n  return s;\n}\n",
+        "public:\n  explicit Widget(int size) : size_(size) {}\n  int size() const { return size_; }\nprivate:\n"
+        "  int size_;\n",
+        "auto it = std::find(v.begin(), v.end(), 3);\nif (it != v.end()) {\n  std::cout << *it << '\\n';\n}\n",
+    ],
+    "csharp": [
+        "using System;\n\nnamespace Demo {\n  public class Program {\n    public static void Main() {\n"
+        '      Console.WriteLine("hi");\n    }\n  }\n}\n',
+        "public async Task<int> CountAsync(CancellationToken token)\n{\n"
+        "    return await _db.Items.CountAsync(token);\n}\n",
+        "var names = people.Where(p => p.Age > 18).Select(p => p.Name).ToList();\n",
+        "public string Name { get; set; }\npublic int Age { get; init; }\n",
+    ],
+    "go": [
+        'package main\n\nimport "fmt"\n\nfunc main() {\n\tfmt.Println("hi")\n}\n',
+        "func (s *Server) Close() error {\n\treturn s.listener.Close()\n}\n",
+        'if err != nil {\n\treturn fmt.Errorf("open: %w", err)\n}\ndefer f.Close()\n',
+        'Name string `json:"name"`\nAge  int    `json:"age"`\n',
+    ],
+    "rust": [
+        'use std::collections::HashMap;\n\nfn main() {\n    let mut m = HashMap::new();\n    m.insert(1, "a");\n}\n',
+        "pub fn len(&self) -> usize {\n    self.items.len()\n}\n",
+        'let v: Vec<i32> = (0..10).filter(|x| x % 2 == 0).collect();\nprintln!("{:?}", v);\n',
+        "#[derive(Debug, Clone)]\nstruct Point {\n    x: f64,\n    y: f64,\n}\n",
+    ],
+    "ruby": [
+        'class Greeter\n  def initialize(name)\n    @name = name\n  end\n\n  def greet\n    puts "Hello, #{@name}"\n'
+        "  end\nend\n",
+        "def total\n  items.sum(&:price)\nend\n",
+        "[1, 2, 3].each do |n|\n  puts n * 2\nend\n",
+        "attr_reader :name\nvalidates :email, presence: true\n",
+    ],
+    "php": [
+        '<?php\n\nfunction greet(string $name): string {\n    return "Hello, {$name}";\n}\n',
+        "$users = array_filter($users, fn($u) => $u->active);\necho count($users);\n",
+        "public function handle(Request $request)\n{\n    return response()->json(['ok' => true]);\n}\n",
+    ],
+    "css": [
+        ".button {\n  color: white;\n  background: #333;\n}\n\n"
+        "@media (max-width: 600px) {\n  .button { width: 100%; }\n}\n",
+        "display: flex;\njustify-content: space-between;\n",
+        ":root {\n  --gap: 8px;\n}\n.grid { gap: var(--gap); }\n",
+    ],
+}
+
+BROKEN = {
+    "javascript": ("function f(a) {\n  if (a) {\n    return 1;\n  }\n", 1),
+    "typescript": ("export class A {\n  run(): void {\n    console.log('x');\n  }\n", 1),
+    "java": ("public class A {\n  void f() {\n    int x = (1 + 2;\n  }\n}\n", 3),
+    "c": ('int main(void) {\n    printf("hi");\n', 1),
+    "cpp": ("int main() {\n  std::vector<int> v{1, 2};\n  f(v, 2;\n}\n", 3),
+    "csharp": ('class A {\n  void F() {\n    Console.WriteLine("x");\n  \n}\n', 1),
+    "go": ('func main() {\n\tfmt.Println("x")\n\tif true {\n\t\treturn\n}\n', 1),
+    "rust": ("fn main() {\n    let v = vec![1, 2, 3;\n}\n", 2),
+    "ruby": ("def f(x)\n  if x\n    1\n  end\n", 0),
+    "php": ("<?php\nfunction f() {\n    return [1, 2;\n}\n", 3),
+    "css": (".a {\n  color: red;\n.b { color: blue; }\n", 1),
+}
+
+
+@pytest.mark.parametrize(
+    ("language", "code"), [(language, code) for language, codes in INTACT.items() for code in codes]
+)
+def test_intact_fragments_of_each_shape_are_ok(language: str, code: str) -> None:
+    assert check_tree(language, code).verdict is Verdict.OK, check_tree(language, code)
+
+
+@pytest.mark.parametrize("language", sorted(BROKEN))
+def test_one_real_error_is_malformed_with_its_line(language: str) -> None:
+    code, line = BROKEN[language]
+    result = check_tree(language, code)
+    assert result.verdict is Verdict.MALFORMED, result
+    if line:
+        assert result.line == line
+
+
+def test_every_grammar_has_tests() -> None:
+    assert set(GRAMMARS) == set(INTACT) == set(BROKEN)
+
+
+def test_an_error_with_balanced_brackets_mid_code_is_unverifiable() -> None:
+    """A grammar gap (here a GNU C macro the grammar cannot read) is not the model's fault."""
+    code = "static int x __MACRO_ATTR(1) __MORE @@ = 3;\nint main(void) {\n    return x;\n}\n"
+    result = check_tree("c", code)
+    assert result.verdict is Verdict.UNVERIFIABLE
+    assert "nothing looks cut or unbalanced" in result.detail
+
+
+def test_brackets_in_strings_comments_and_regexes_do_not_count() -> None:
+    code = "const re = /[({]/;\n// an opening { in a comment\nconst s = '(' + \"[\" + `${'{'}`;\n"
+    assert check_tree("javascript", code).verdict is Verdict.OK
+    assert check_tree("javascript", code + "if (s) {\n").verdict is Verdict.MALFORMED
+
+
+def test_a_preprocessed_c_or_cpp_block_is_a_whole_file() -> None:
+    """Member lists are a fragment shape, but not in a block with #include lines: that is a file, tried as one."""
+    members = "public:\n  int size() const { return size_; }\nprivate:\n  int size_;\n"
+    assert check_tree("cpp", members).verdict is Verdict.OK
+    assert check_tree("cpp", "#include <vector>\n" + members).verdict is Verdict.UNVERIFIABLE
+
+
+def test_a_nul_byte_is_malformed() -> None:
+    assert check_tree("go", "package main\x00\n").verdict is Verdict.MALFORMED
+
+
+class TestHostileInput:
+    """Deep nesting and long lines get a verdict (tree-sitter parses iteratively: no recursion limit to hit).
+
+    Time is bounded by the server, not here: a block over `inline_parse_bytes` parses in the pool under
+    `parse_timeout_seconds` (the test below), because tree-sitter's error recovery on a hostile megabyte can take
+    seconds and the Python binding has no parse timeout.
+    """
+
+    @pytest.mark.parametrize("language", sorted(GRAMMARS))
+    def test_deep_nesting(self, language: str) -> None:
+        unclosed = check_tree(language, "{" * 20_000)
+        assert (unclosed.verdict, unclosed.detail) == (Verdict.MALFORMED, "'{' was never closed")
+
+    @pytest.mark.parametrize("language", sorted(GRAMMARS))
+    def test_a_long_line(self, language: str) -> None:
+        assert check_tree(language, "x = " + "1 + " * 25_000 + "1;").verdict is not Verdict.MALFORMED
+
+    async def test_a_hostile_megabyte_times_out_in_the_pool_without_stalling_other_calls(self) -> None:
+        metrics = Metrics(CollectorRegistry())
+        verifier = Verifier(Config(parse_timeout_seconds=3, parse_workers=1), Runner(metrics), metrics)
+        try:
+            hostile = asyncio.ensure_future(
+                verifier.verify(VerifyInput("```css\nx = " + "1 + " * 250_000 + "1;\n```\n"))
+            )
+            await asyncio.sleep(0.5)
+            started = time.perf_counter()
+            small = await verifier.verify(VerifyInput("```go\nfunc f() {\n```\n"))
+            assert small.verdict is Verdict.MALFORMED
+            assert time.perf_counter() - started < 2  # answered while the hostile parse runs in the pool
+            result = await asyncio.wait_for(hostile, timeout=60)
+            assert result.verdict is Verdict.UNVERIFIABLE
+            assert "longer than 3s" in result.checks[0].detail
+        finally:
+            verifier.close()
+
+    def test_xml_deep_nesting_and_entity_expansion(self) -> None:
+        assert check_xml("<a>" * 100_000 + "</a>" * 100_000).verdict in (Verdict.OK, Verdict.UNVERIFIABLE)
+        laughs = (
+            '<?xml version="1.0"?><!DOCTYPE l [<!ENTITY a "aaaaaaaaaa">'
+            + "".join(f'<!ENTITY {chr(98 + i)} "{("&" + chr(97 + i) + ";") * 10}">' for i in range(9))
+            + "]><l>&j;</l>"
+        )
+        started = time.perf_counter()
+        assert check_xml(laughs).verdict is Verdict.UNVERIFIABLE
+        assert time.perf_counter() - started < 10
+
+    def test_toml_deep_nesting(self) -> None:
+        assert check_toml("a = " + "[" * 100_000 + "]" * 100_000).verdict in (Verdict.OK, Verdict.UNVERIFIABLE)
+
+
+class TestToml:
+    def test_intact_and_broken(self) -> None:
+        assert check_toml('[project]\nname = "x"\ndependencies = [\n  "a",\n]\n').verdict is Verdict.OK
+        broken = check_toml('[project]\nname = "x"\ndependencies = [\n  "a",\n')
+        assert broken.verdict is Verdict.MALFORMED
+        assert check_toml('[tool.x]\na = "unclosed\n').line == 2
+
+    def test_a_table_twice_is_alternatives(self) -> None:
+        assert check_toml("[a]\nx = 1\n[a]\nx = 2\n").verdict is Verdict.UNVERIFIABLE
+
+
+class TestXml:
+    def test_documents_and_fragments(self) -> None:
+        assert check_xml('<?xml version="1.0"?>\n<a><b/></a>\n').verdict is Verdict.OK
+        assert check_xml("<dependency>\n  <id>x</id>\n</dependency>\n<dependency/>\n").verdict is Verdict.OK
+        assert check_xml('<?xml version="1.0"?>\n<a/>\n<b/>\n').verdict is Verdict.OK
+
+    def test_mismatched_and_unclosed_tags_are_malformed(self) -> None:
+        mismatched = check_xml("<a>\n  <b>\n</a>\n")
+        assert (mismatched.verdict, mismatched.line) == (Verdict.MALFORMED, 3)
+        assert check_xml("<a>\n  <b></b>\n").verdict is Verdict.MALFORMED
+
+    def test_entities_from_elsewhere_are_unverifiable(self) -> None:
+        assert check_xml("<p>&nbsp;caf&eacute;</p>").verdict is Verdict.UNVERIFIABLE
