@@ -171,3 +171,49 @@ def stop_server_process(server: ServerProcess) -> None:
             server.process.wait(timeout=30)
         except subprocess.TimeoutExpired:
             server.process.kill()
+
+
+def grpc_frame(body: bytes, flags: int = 0) -> bytes:
+    """One gRPC / gRPC-Web length-prefixed message."""
+    return bytes([flags]) + len(body).to_bytes(4, "big") + body
+
+
+def http_send(
+    port: int, method: str, path: str, body: bytes = b"", headers: dict[str, str] | None = None, timeout: float = 30
+) -> tuple[int, dict[str, str], bytes]:
+    """One plain HTTP/1.1 request to the server's HTTP port, whatever its bytes: (status, lower-cased headers, body).
+    http.client, not a Connect client, so the request can be anything a hostile caller could send."""
+    import http.client
+
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        connection.request(method, path, body=body, headers=headers or {})
+        reply = connection.getresponse()
+        return reply.status, {key.lower(): value for key, value in reply.getheaders()}, reply.read()
+    finally:
+        connection.close()
+
+
+def connect_outcome(status: int, headers: dict[str, str], body: bytes) -> str:
+    """The code a caller of the HTTP port sees: a Connect error body's `code`, a gRPC(-Web) status number (from the
+    headers or the trailer frame), `ok`, or `http <status>` for an answer at the HTTP level (404, 405, 415)."""
+    if "grpc-status" in headers:
+        return headers["grpc-status"]
+    if headers.get("content-type", "").startswith("application/grpc"):
+        trailer = body[body.rfind(b"\x80") + 5 :].decode(errors="replace") if b"\x80" in body else ""
+        fields = dict(line.split(": ", 1) for line in trailer.split("\r\n") if ": " in line)
+        return fields.get("grpc-status", "0")
+    if status == 200:
+        return "ok"
+    if headers.get("content-type", "").startswith("application/json") and body:
+        return str(json.loads(body)["code"])
+    return f"http {status}"
+
+
+HTTP_SERVER_FAULTS = {
+    "internal",
+    "unknown",
+    str(grpc.StatusCode.INTERNAL.value[0]),
+    str(grpc.StatusCode.UNKNOWN.value[0]),
+}
+"""What `connect_outcome` returns for INTERNAL and UNKNOWN, in Connect's spelling and as gRPC status numbers."""

@@ -9,6 +9,12 @@ from a gRPC context (the deadline, the metadata) and turns its `abort_with_statu
 same code, message and details (ErrorInfo, BadRequest). So validation, limits (`max_message_bytes` both ways,
 deadlines), decision records, metrics (`grpc_server_*` with the same method labels) and the access log are shared.
 
+The edge rule holds here too: nothing a caller sends yields `internal` or `unknown`. Requests that do not decode
+(binary or JSON, POST or GET, any framing) get the gRPC port's answer, INVALID_ARGUMENT with reason
+`UNDECODABLE_REQUEST` naming the field (`wire.undecodable`, `rpc.to_status`); the runtime's framing errors it reports
+as INTERNAL (a compressed flag with no encoding) become that answer too; and gRPC over HTTP/1.1, which the runtime
+cannot answer without trailers and used to turn into UNKNOWN and a traceback, is UNIMPLEMENTED.
+
 The endpoints are built from the proto's service descriptor, like the gRPC handlers, so an RPC added to the proto is
 served here too or the server fails at startup.
 """
@@ -17,12 +23,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
+import urllib.parse
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import grpc
 from connectrpc.code import Code
+from connectrpc.codec import Codec
 from connectrpc.compat import google_protobuf_codecs
 from connectrpc.errors import ConnectError
 from connectrpc.method import IdempotencyLevel, MethodInfo, StreamType
@@ -37,10 +46,11 @@ from protobuf.wkt import Any as ConnectAny
 from verdict.access import AccessInterceptor, publish, unpublish
 from verdict.admission import EXEMPT_METHODS, Admission
 from verdict.config import Config
-from verdict.errors import ConfigError, VerdictError
+from verdict.errors import ConfigError, InvalidArgument, VerdictError
 from verdict.metrics import Metrics, grpc_code_label
 from verdict.observe import CallContext, MethodSeries, current_call, log_access, parse_traceparent
 from verdict.rpc import SERVICE_DESCRIPTOR, SERVICE_NAME, VerdictServicer, message_class, to_status
+from verdict.wire import Undecodable, undecodable
 
 __all__ = ["ConnectServer", "connect_application", "method_infos"]
 
@@ -83,6 +93,64 @@ def connect_error(status: grpc.Status) -> ConnectError:
             rich = status_pb2.Status.FromString(value)
             details = [ConnectAny(type_url=detail.type_url, value=detail.value) for detail in rich.details]
     return ConnectError(code, status.details or "", details)
+
+
+_JSON_FIELD = re.compile(r"Failed to parse (\w+) field")
+
+
+class _LenientCodec:
+    """A codec whose refusals are the gRPC port's answer: INVALID_ARGUMENT, reason UNDECODABLE_REQUEST, naming the
+    field. The runtime's own answer is a bare `invalid_argument` whose message quotes the parser ("unmarshal message:
+    ...SystemError...") and carries no details, so a caller could not tell which field to fix."""
+
+    def __init__(self, codec: Codec[Any, Any]) -> None:
+        self._codec = codec
+
+    def name(self) -> str:
+        return self._codec.name()
+
+    def encode(self, message: Any) -> bytes:
+        return self._codec.encode(message)
+
+    def decode(self, data: bytes | bytearray, message_class: type[Any]) -> Any:
+        try:
+            return self._codec.decode(data, message_class)
+        except Exception as exc:  # any refusal by the parser is the caller's bytes (JSON raises several kinds)
+            descriptor = message_class.DESCRIPTOR
+            if self._codec.name() == "proto":
+                refused = undecodable(descriptor, bytes(data), exc)
+            else:
+                named = _JSON_FIELD.search(str(exc))
+                refused = Undecodable(descriptor.full_name, named.group(1) if named else "", str(exc) or repr(exc))
+            raise connect_error(to_status(refused.error())) from None
+
+
+_PROTOCOL_ERROR = "protocol error:"
+
+
+class _EdgeRule:
+    """A metadata interceptor that keeps the edge rule for what the runtime refuses before any handler runs.
+
+    connectrpc reports a gRPC or gRPC-Web message with the compressed flag set and no `grpc-encoding` as INTERNAL
+    (as grpc-go does). That is the caller's framing, so it becomes INVALID_ARGUMENT with the gRPC port's details.
+    Only the runtime's framing errors ("protocol error: ...") are rewritten: an INTERNAL from the servicer is a real
+    server fault and stays one."""
+
+    async def on_start(self, ctx: RequestContext[Any, Any]) -> None:
+        return None
+
+    async def on_end(self, token: None, ctx: RequestContext[Any, Any], error: Exception | None, /) -> None:
+        if (
+            isinstance(error, ConnectError)
+            and error.code in (Code.INTERNAL, Code.UNKNOWN)
+            and error.message.startswith(_PROTOCOL_ERROR)
+        ):
+            refused = InvalidArgument(
+                f"request is not a valid gRPC message: {error.message.removeprefix(_PROTOCOL_ERROR).strip()}",
+                field="request",
+                reason="UNDECODABLE_REQUEST",
+            )
+            raise connect_error(to_status(refused)) from None
 
 
 _CANCELLED_CODES = {Code.CANCELED: grpc.StatusCode.CANCELLED}
@@ -187,6 +255,29 @@ class _VerdictConnectApp(ConnectASGIApplication[VerdictServicer]):
     def path(self) -> str:
         return f"/{SERVICE_NAME}"
 
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """gRPC (not gRPC-Web) needs HTTP trailers, which Hypercorn offers on HTTP/2 only. The runtime raises on such
+        a request (UNKNOWN to the caller, a traceback in the log); a caller who sent gRPC over HTTP/1.1 gets
+        UNIMPLEMENTED in a trailers-only answer instead, saying what to use."""
+        if scope.get("type") == "http" and "http.response.trailers" not in scope.get("extensions", {}):
+            content_type = dict(scope.get("headers", ())).get(b"content-type", b"")
+            if content_type.startswith(b"application/grpc") and not content_type.startswith(b"application/grpc-web"):
+                message = "gRPC needs HTTP/2 on this port; over HTTP/1.1 use Connect or gRPC-Web"
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 200,
+                        "headers": [
+                            (b"content-type", content_type),
+                            (b"grpc-status", str(grpc.StatusCode.UNIMPLEMENTED.value[0]).encode()),
+                            (b"grpc-message", urllib.parse.quote(message).encode()),
+                        ],
+                    }
+                )
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                return
+        await super().__call__(scope, receive, send)
+
 
 def connect_application(
     servicer: VerdictServicer,
@@ -216,8 +307,9 @@ def connect_application(
     return _VerdictConnectApp(
         service=servicer,
         endpoints=endpoints,
+        interceptors=[_EdgeRule()],
         read_max_bytes=config.max_message_bytes,
-        codecs=google_protobuf_codecs(),
+        codecs=[_LenientCodec(codec) for codec in google_protobuf_codecs()],
     )
 
 

@@ -24,7 +24,14 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from tests.judges.conftest import FakeJudges, answer_stdout
-from tests.support import ServerProcess, start_server_process, stop_server_process
+from tests.support import (
+    HTTP_SERVER_FAULTS,
+    ServerProcess,
+    connect_outcome,
+    http_send,
+    start_server_process,
+    stop_server_process,
+)
 from verdict.runner import MARKER_ENV
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
 
@@ -93,10 +100,28 @@ class FuzzServer:
     judges: FakeJudges
     workspace: Path
     faults: list[str] = field(default_factory=list)
+    log_seen: int = 0
+    """How many of the server's log lines `check` has already scanned for the HTTP server's errors."""
 
     @property
     def pid(self) -> int:
         return self.server.process.pid
+
+    @property
+    def http_port(self) -> int:
+        """The HTTP (Connect) port, from the server's ready record."""
+        ready = next(record for record in self.server.records() if record.get("event") == "serving")
+        return int(ready["http_port"])
+
+    def http(self, method: str, path: str, body: bytes = b"", headers: dict[str, str] | None = None) -> str:
+        """One request to the HTTP port, whatever its bytes; the code the caller sees (`connect_outcome`). INTERNAL,
+        UNKNOWN, a 5xx other than 501 (Connect's `unimplemented`) or a traceback in the body is recorded as a fault."""
+        SENT[f"http {path.split('?', 1)[0].rsplit('/', 1)[-1]}"] += 1
+        status, answered, raw = http_send(self.http_port, method, path, body, headers)
+        code = connect_outcome(status, answered, raw)
+        if code in HTTP_SERVER_FAULTS or (status >= 500 and status != 501) or b"Traceback" in raw:
+            self.faults.append(f"http {method} {path[:80]}: {status} {code} {raw[:200]!r}")
+        return code
 
     def call(self, method: str, request: Any, timeout: float = 30) -> Any:
         """One call to VerdictService; a server fault is recorded (and reported by `check`), any other status is
@@ -138,10 +163,27 @@ class FuzzServer:
             found = marked(f"{self.pid}.")
         return found
 
+    def _log_barrier(self) -> None:
+        """One more HTTP call, and wait for its access line: what the server logged about earlier calls (an
+        exception Hypercorn caught after the answer went out) is then in `log_lines`."""
+        request_id = f"log-barrier-{time.monotonic_ns()}"
+        headers = {"Content-Type": "application/json", "x-request-id": request_id}
+        http_send(self.http_port, "POST", "/verdict.v1.VerdictService/ListEvaluators", b"{}", headers)
+        deadline = time.monotonic() + 10
+        while not any(request_id in line for line in self.server.log_lines[self.log_seen :]):
+            assert time.monotonic() < deadline, "the server never logged the barrier call"
+            time.sleep(0.02)
+
     def check(self, baseline_descriptors: int) -> None:
         """What every test ends with: no INTERNAL or UNKNOWN, no process of any call left, no descriptor growth."""
         faults, self.faults = self.faults, []
         assert faults == [], faults[:10]
+        self._log_barrier()
+        lines, self.log_seen = self.server.log_lines[self.log_seen :], len(self.server.log_lines)
+        http_errors = [
+            line for line in lines if '"logger":"verdict.http"' in line and '"level":"ERROR"' in line
+        ]  # Hypercorn logs an exception the application let through ("Error in ASGI Framework") at ERROR
+        assert http_errors == [], http_errors[:3]
         assert self.leftovers() == []
         deadline = time.monotonic() + 5
         while descriptors(self.pid) > baseline_descriptors and time.monotonic() < deadline:
@@ -176,6 +218,8 @@ def fuzz_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FuzzServer
         # Every call must reach the fake judge: a replayed ruling would hide the fault a scenario injects.
         "--judge-cache",
         "off",
+        "--http-address",
+        "127.0.0.1:0",
         env=env,
     )
     channel = grpc.insecure_channel(server.target)
@@ -201,6 +245,7 @@ def warm_up(running: FuzzServer) -> None:
     diff = verdict_pb2.EvaluatorConfig(diff_stall=verdict_pb2.DiffStallConfig())
     running.call("Evaluate", verdict_pb2.EvaluateRequest(config=diff, workspace="repo"))
     running.call("ListEvaluators", verdict_pb2.ListEvaluatorsRequest())
+    running.http("POST", "/verdict.v1.VerdictService/ListEvaluators", b"{}", {"Content-Type": "application/json"})
     assert running.faults == []
 
 
