@@ -16,7 +16,7 @@ from typing import Any
 import grpc
 import grpc.aio
 
-from verdict.rpc import to_status
+from verdict.status import to_status
 from verdict.wire import Undecodable, undecodable
 
 __all__ = ["LenientDecoding"]
