@@ -32,6 +32,7 @@ import grpc.aio
 
 from verdict.auth import ANONYMOUS, Caller, Gate, bearer_token, current_caller
 from verdict.errors import ResourceExhausted, Unauthenticated, VerdictError
+from verdict.interceptors import rewrap
 from verdict.metrics import OTHER, LabelFolder, Metrics
 from verdict.observe import current_call
 from verdict.rpc import SERVICE_NAME, to_status
@@ -94,32 +95,17 @@ class AccessInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         handler = await continuation(handler_call_details)
         service, _, method = handler_call_details.method.lstrip("/").rpartition("/")
         if handler is not None and service == HEALTH_SERVICE and method == "Watch" and handler.unary_stream:
-            return grpc.unary_stream_rpc_method_handler(
-                self._watch_guard(handler.unary_stream),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
+            return rewrap(handler, lambda behavior, _shape: self._watch_guard(behavior), "unary_stream")
         if handler is None or service == HEALTH_SERVICE:
             return handler
-        if handler.unary_unary:
-            return grpc.unary_unary_rpc_method_handler(
-                self._guard(service, method, handler.unary_unary),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        if handler.unary_stream:
-            return grpc.unary_stream_rpc_method_handler(
-                self._guard(service, method, handler.unary_stream),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        if handler.stream_stream:
-            return grpc.stream_stream_rpc_method_handler(
-                self._guard(service, method, handler.stream_stream),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        return handler  # pragma: no cover - no client-streaming RPC is served
+        # no client-streaming RPC is served, so a stream-unary handler is left as it is
+        return rewrap(
+            handler,
+            lambda behavior, _shape: self._guard(service, method, behavior),
+            "unary_unary",
+            "unary_stream",
+            "stream_stream",
+        )
 
     def admit(self, service: str, method: str, context: grpc.aio.ServicerContext[Any, Any]) -> tuple[Caller, str]:
         """Authenticate, authorize and take the in-flight slots; (caller, connection key). Raises VerdictError.

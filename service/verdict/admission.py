@@ -40,6 +40,7 @@ import grpc.aio
 
 from verdict.config import Config
 from verdict.errors import DeadlineTooShort, ResourceExhausted, VerdictError
+from verdict.interceptors import rewrap
 from verdict.metrics import Metrics
 from verdict.rpc import SERVICE_NAME, to_status
 
@@ -193,11 +194,7 @@ class AdmissionInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         service, _, method = handler_call_details.method.lstrip("/").rpartition("/")
         if handler is None or service != SERVICE_NAME or method in EXEMPT_METHODS or not handler.unary_unary:
             return handler
-        return grpc.unary_unary_rpc_method_handler(
-            self._admitted(handler.unary_unary),
-            request_deserializer=handler.request_deserializer,
-            response_serializer=handler.response_serializer,
-        )
+        return rewrap(handler, lambda behavior, _shape: self._admitted(behavior), "unary_unary")
 
     def _admitted(self, behavior: Any) -> Any:
         admission = self.admission

@@ -16,6 +16,7 @@ from typing import Any
 import grpc
 import grpc.aio
 
+from verdict.interceptors import Shape, rewrap
 from verdict.status import to_status
 from verdict.wire import Undecodable, undecodable
 
@@ -33,25 +34,11 @@ class LenientDecoding(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         handler = await continuation(handler_call_details)
         if handler is None or handler.request_deserializer is None:
             return handler
-        decode = _lenient(handler.request_deserializer)
-        serialize = handler.response_serializer
-        if handler.unary_unary:
-            return grpc.unary_unary_rpc_method_handler(
-                _refusing_unary(handler.unary_unary), request_deserializer=decode, response_serializer=serialize
-            )
-        if handler.unary_stream:
-            return grpc.unary_stream_rpc_method_handler(
-                _refusing_unary(handler.unary_stream), request_deserializer=decode, response_serializer=serialize
-            )
-        if handler.stream_unary:
-            return grpc.stream_unary_rpc_method_handler(
-                _refusing_stream(handler.stream_unary), request_deserializer=decode, response_serializer=serialize
-            )
-        if handler.stream_stream:
-            return grpc.stream_stream_rpc_method_handler(
-                _refusing_stream(handler.stream_stream), request_deserializer=decode, response_serializer=serialize
-            )
-        return handler
+        return rewrap(handler, _refusing, request_deserializer=_lenient(handler.request_deserializer))
+
+
+def _refusing(behavior: Any, shape: Shape) -> Any:
+    return _refusing_stream(behavior) if shape.startswith("stream_") else _refusing_unary(behavior)
 
 
 def _lenient(deserializer: Callable[[bytes], Any]) -> Callable[[bytes], Any]:

@@ -20,6 +20,7 @@ from typing import Any
 import grpc
 import grpc.aio
 
+from verdict.interceptors import Shape, rewrap
 from verdict.metrics import GRPC_CODE_LABELS, Metrics, grpc_code_label
 
 __all__ = [
@@ -184,25 +185,19 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             return handler
         grpc_type = _TYPES[(handler.request_streaming, handler.response_streaming)]
         series = self._series_for(handler_call_details.method, grpc_type)
-        if handler.unary_unary:
-            return grpc.unary_unary_rpc_method_handler(
-                _observe_unary(series, handler.unary_unary),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        if handler.unary_stream:
-            return grpc.unary_stream_rpc_method_handler(
-                _observe_stream(series, handler.unary_stream, client_streams=False),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        if handler.stream_stream:
-            return grpc.stream_stream_rpc_method_handler(
-                _observe_stream(series, handler.stream_stream, client_streams=True),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        return handler
+        return rewrap(
+            handler,
+            lambda behavior, shape: _observe(series, behavior, shape),
+            "unary_unary",
+            "unary_stream",
+            "stream_stream",
+        )
+
+
+def _observe(series: MethodSeries, behavior: Any, shape: Shape) -> Any:
+    if shape == "unary_unary":
+        return _observe_unary(series, behavior)
+    return _observe_stream(series, behavior, client_streams=shape == "stream_stream")
 
 
 def _observe_unary(series: MethodSeries, behavior: Any) -> Any:

@@ -1,0 +1,47 @@
+"""The one way the server's interceptors put a wrapper around a method handler's behaviour.
+
+grpc.aio hands an interceptor an `RpcMethodHandler` with exactly one of four behaviours set (unary-unary,
+unary-stream, stream-unary, stream-stream) and each shape has its own factory. Every interceptor (observe, access,
+admission, lenient decoding) used to repeat the same dispatch; here it is written once, so a shape cannot be
+rebuilt with a serializer dropped in one of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+import grpc
+
+__all__ = ["ALL_SHAPES", "Shape", "rewrap"]
+
+Shape = Literal["unary_unary", "unary_stream", "stream_unary", "stream_stream"]
+
+ALL_SHAPES: tuple[Shape, ...] = ("unary_unary", "unary_stream", "stream_unary", "stream_stream")
+
+_FACTORIES: dict[Shape, Callable[..., grpc.RpcMethodHandler]] = {
+    "unary_unary": grpc.unary_unary_rpc_method_handler,
+    "unary_stream": grpc.unary_stream_rpc_method_handler,
+    "stream_unary": grpc.stream_unary_rpc_method_handler,
+    "stream_stream": grpc.stream_stream_rpc_method_handler,
+}
+
+
+def rewrap(
+    handler: grpc.RpcMethodHandler,
+    wrap: Callable[[Any, Shape], Any],
+    *shapes: Shape,
+    request_deserializer: Callable[[bytes], Any] | None = None,
+) -> grpc.RpcMethodHandler:
+    """The handler with its behaviour replaced by `wrap(behaviour, shape)`, serializers kept (the request
+    deserializer replaced when one is given). With `shapes` named, a handler of any other shape is returned
+    unchanged."""
+    for shape in shapes or ALL_SHAPES:
+        behavior = getattr(handler, shape)
+        if behavior:
+            return _FACTORIES[shape](
+                wrap(behavior, shape),
+                request_deserializer=request_deserializer or handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+    return handler
