@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
@@ -32,7 +32,7 @@ import grpc.aio
 
 from verdict.auth import ANONYMOUS, Caller, Gate, bearer_token, current_caller
 from verdict.errors import ResourceExhausted, Unauthenticated, VerdictError
-from verdict.interceptors import rewrap
+from verdict.interceptors import HandlerInterceptor, rewrap
 from verdict.metrics import OTHER, LabelFolder, Metrics
 from verdict.observe import current_call
 from verdict.rpc import SERVICE_NAME, to_status
@@ -76,7 +76,7 @@ class InFlight:
         return len(self._counts)
 
 
-class AccessInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+class AccessInterceptor(HandlerInterceptor):
     """Authentication, authorization and in-flight limits for every call but health."""
 
     def __init__(self, gate: Gate, metrics: Metrics, *, per_connection: int, per_principal: int) -> None:
@@ -87,16 +87,11 @@ class AccessInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         self.health_watches = InFlight(HEALTH_WATCHES_PER_CONNECTION)
         self._labels = LabelFolder(allowed=(*gate.principals(), ANONYMOUS))
 
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
-        handler = await continuation(handler_call_details)
-        service, _, method = handler_call_details.method.lstrip("/").rpartition("/")
-        if handler is not None and service == HEALTH_SERVICE and method == "Watch" and handler.unary_stream:
+    def intercept_handler(self, handler: grpc.RpcMethodHandler, full_method: str) -> grpc.RpcMethodHandler:
+        service, _, method = full_method.lstrip("/").rpartition("/")
+        if service == HEALTH_SERVICE and method == "Watch" and handler.unary_stream:
             return rewrap(handler, lambda behavior, _shape: self._watch_guard(behavior), "unary_stream")
-        if handler is None or service == HEALTH_SERVICE:
+        if service == HEALTH_SERVICE:
             return handler
         # no client-streaming RPC is served, so a stream-unary handler is left as it is
         return rewrap(

@@ -1,5 +1,8 @@
 """The one way the server's interceptors put a wrapper around a method handler's behaviour.
 
+`HandlerInterceptor` is their common base: grpc.aio asks an interceptor for a call's handler, and every one of
+ours looks the handler up, passes an unknown method (no handler) on untouched, and otherwise rewrites the handler.
+
 grpc.aio hands an interceptor an `RpcMethodHandler` with exactly one of four behaviours set (unary-unary,
 unary-stream, stream-unary, stream-stream) and each shape has its own factory. Every interceptor (observe, access,
 admission, lenient decoding) used to repeat the same dispatch; here it is written once, so a shape cannot be
@@ -8,12 +11,14 @@ rebuilt with a serializer dropped in one of them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import abc
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 import grpc
+import grpc.aio
 
-__all__ = ["ALL_SHAPES", "Shape", "rewrap"]
+__all__ = ["ALL_SHAPES", "HandlerInterceptor", "Shape", "rewrap"]
 
 Shape = Literal["unary_unary", "unary_stream", "stream_unary", "stream_stream"]
 
@@ -45,3 +50,21 @@ def rewrap(
                 response_serializer=handler.response_serializer,
             )
     return handler
+
+
+class HandlerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+    """A server interceptor that rewrites the handler of every method the server knows (`intercept_handler`)."""
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        if handler is None:  # an unknown method: grpc answers UNIMPLEMENTED, nothing to wrap
+            return handler
+        return self.intercept_handler(handler, handler_call_details.method)
+
+    @abc.abstractmethod
+    def intercept_handler(self, handler: grpc.RpcMethodHandler, full_method: str) -> grpc.RpcMethodHandler:
+        """The handler to serve `full_method` ("/package.Service/Method") with: `handler` itself, or a rewrap."""

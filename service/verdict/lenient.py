@@ -10,29 +10,24 @@ the health service and reflection the same rule: a request that does not decode 
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import grpc
 import grpc.aio
 
-from verdict.interceptors import Shape, rewrap
+from verdict.interceptors import HandlerInterceptor, Shape, rewrap
 from verdict.status import to_status
 from verdict.wire import Undecodable, undecodable
 
 __all__ = ["LenientDecoding"]
 
 
-class LenientDecoding(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+class LenientDecoding(HandlerInterceptor):
     """Wraps every handler's request deserializer so that a refusal becomes INVALID_ARGUMENT, not UNKNOWN."""
 
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
-        handler = await continuation(handler_call_details)
-        if handler is None or handler.request_deserializer is None:
+    def intercept_handler(self, handler: grpc.RpcMethodHandler, full_method: str) -> grpc.RpcMethodHandler:
+        if handler.request_deserializer is None:
             return handler
         return rewrap(handler, _refusing, request_deserializer=_lenient(handler.request_deserializer))
 

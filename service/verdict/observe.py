@@ -13,14 +13,14 @@ import inspect
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
 import grpc.aio
 
-from verdict.interceptors import Shape, rewrap
+from verdict.interceptors import HandlerInterceptor, Shape, rewrap
 from verdict.metrics import GRPC_CODE_LABELS, Metrics, grpc_code_label
 
 __all__ = [
@@ -161,7 +161,7 @@ def _final_code(context: grpc.aio.ServicerContext[Any, Any], error: BaseExceptio
     return next((c for c in grpc.StatusCode if c.value[0] == code), grpc.StatusCode.UNKNOWN)
 
 
-class MetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+class MetricsInterceptor(HandlerInterceptor):
     """Counts started/handled calls and messages, and times them, per service and method."""
 
     def __init__(self, metrics: Metrics, *, access_log_level: str = "OFF") -> None:
@@ -175,16 +175,9 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             series = self._series[method] = MethodSeries(self._metrics, method, grpc_type, self._access_level)
         return series
 
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
-        handler = await continuation(handler_call_details)
-        if handler is None:
-            return handler
+    def intercept_handler(self, handler: grpc.RpcMethodHandler, full_method: str) -> grpc.RpcMethodHandler:
         grpc_type = _TYPES[(handler.request_streaming, handler.response_streaming)]
-        series = self._series_for(handler_call_details.method, grpc_type)
+        series = self._series_for(full_method, grpc_type)
         return rewrap(
             handler,
             lambda behavior, shape: _observe(series, behavior, shape),
