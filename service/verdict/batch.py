@@ -12,7 +12,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from google.protobuf import message
 from google.rpc import code_pb2, status_pb2
@@ -21,10 +21,13 @@ from verdict.config import Config
 from verdict.errors import DeadlineTooShort, Internal, InvalidArgument, ResourceExhausted, VerdictError
 from verdict.metrics import Metrics
 from verdict.status import status_proto
+from verdict.v1 import verdict_pb2
 
-__all__ = ["BATCH_REPLY_MARGIN_SECONDS", "Limits", "add_results", "run_batch"]
+__all__ = ["BATCH_REPLY_MARGIN_SECONDS", "Limits", "batch_response", "run_batch"]
 
 log = logging.getLogger("verdict.rpc")
+
+_Response = TypeVar("_Response", verdict_pb2.BatchVerifyResponsesResponse, verdict_pb2.BatchEvaluateResponse)
 
 BATCH_REPLY_MARGIN_SECONDS = 0.5
 """A batch stops this long (at most a tenth of its time) before its deadline and answers with what it has, so the
@@ -146,12 +149,14 @@ def _unfinished(index: int, *, started: bool) -> status_pb2.Status:
     )
 
 
-def add_results(response: Any, outcomes: Iterable[message.Message]) -> None:
-    """Append one result per outcome to a batch response, in order: a `google.rpc.Status` as the item's error,
-    anything else as its response (both batch responses share this shape)."""
+def batch_response(response_class: type[_Response], outcomes: Iterable[Any]) -> _Response:
+    """A batch response with one result per outcome, in order: a `google.rpc.Status` as the item's error, anything
+    else as its response (both batch responses share this shape)."""
+    response = response_class()
     for outcome in outcomes:
         result = response.results.add()
         if isinstance(outcome, status_pb2.Status):
             result.error.CopyFrom(outcome)
         else:
             result.response.CopyFrom(outcome)
+    return response

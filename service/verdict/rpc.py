@@ -24,7 +24,7 @@ from google.protobuf.descriptor import Descriptor
 from google.rpc import status_pb2
 
 from verdict.auth import current_caller, require_judges
-from verdict.batch import Limits, add_results, run_batch
+from verdict.batch import Limits, batch_response, run_batch
 from verdict.decisions import DecisionLog, failure, record_call
 from verdict.errors import Internal, ResourceExhausted, Unavailable, VerdictError, resource_exhausted
 from verdict.evaluators import Evaluations
@@ -213,9 +213,7 @@ class VerdictServicer:
     ) -> verdict_pb2.BatchVerifyResponsesResponse:
         self._limits.check_batch(request)
         outcomes = await self.verify_batch(request.items, _deadline(context))
-        response = verdict_pb2.BatchVerifyResponsesResponse()
-        add_results(response, outcomes)
-        return response
+        return batch_response(verdict_pb2.BatchVerifyResponsesResponse, outcomes)
 
     @_translating
     async def BatchEvaluate(
@@ -223,9 +221,7 @@ class VerdictServicer:
     ) -> verdict_pb2.BatchEvaluateResponse:
         self._limits.check_batch(request)
         outcomes = await self.evaluate_batch(request.items, _deadline(context))
-        response = verdict_pb2.BatchEvaluateResponse()
-        add_results(response, outcomes)
-        return response
+        return batch_response(verdict_pb2.BatchEvaluateResponse, outcomes)
 
     async def verify_batch(
         self, items: Sequence[verdict_pb2.VerifyResponseRequest], deadline: float | None = None
