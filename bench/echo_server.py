@@ -16,7 +16,7 @@ from typing import Any
 import grpc
 import grpc.aio
 
-from verdict.config import load_config
+from verdict.config_sources import load_config
 from verdict.rpc import SERVICE_DESCRIPTOR, SERVICE_NAME
 from verdict.server import build_server
 

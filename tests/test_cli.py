@@ -10,7 +10,8 @@ from pathlib import Path
 
 from tests.support import ServerProcess
 from verdict.cli import build_parser
-from verdict.config import Config, config_keys, load_config
+from verdict.config import Config, config_keys
+from verdict.config_sources import load_config
 
 
 def _verdict(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from verdict.config import DEFAULT_JUDGE_MODEL, Config, config_keys, load_config
+from verdict.config import DEFAULT_JUDGE_MODEL, Config, config_keys
+from verdict.config_sources import load_config
 from verdict.errors import ConfigError
 from verdict.evaluators.catalogue import validate
 

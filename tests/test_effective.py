@@ -12,7 +12,8 @@ from pathlib import Path
 import yaml
 
 from tests.support import ServerProcess
-from verdict.config import Config, config_keys, load_config
+from verdict.config import Config, config_keys
+from verdict.config_sources import load_config
 from verdict.effective import MASK, is_secret, render
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
@@ -32,6 +32,7 @@ import grpc.aio
 
 from verdict.auth import ANONYMOUS, Caller, Gate, bearer_token, current_caller
 from verdict.errors import ResourceExhausted, Unauthenticated, VerdictError
+from verdict.interceptors import HandlerInterceptor, rewrap
 from verdict.metrics import OTHER, LabelFolder, Metrics
 from verdict.observe import current_call
 from verdict.rpc import SERVICE_NAME, to_status
@@ -75,7 +76,7 @@ class InFlight:
         return len(self._counts)
 
 
-class AccessInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+class AccessInterceptor(HandlerInterceptor):
     """Authentication, authorization and in-flight limits for every call but health."""
 
     def __init__(self, gate: Gate, metrics: Metrics, *, per_connection: int, per_principal: int) -> None:
@@ -85,55 +86,21 @@ class AccessInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         self.per_principal = InFlight(per_principal)
         self.health_watches = InFlight(HEALTH_WATCHES_PER_CONNECTION)
         self._labels = LabelFolder(allowed=(*gate.principals(), ANONYMOUS))
-        self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
-        """Per method: the handler last seen and its guarded wrapper, built once per method rather than per call."""
-        self._decisions: dict[tuple[str, str], Any] = {}
 
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
-        handler = await continuation(handler_call_details)
-        if handler is None:
-            return handler
-        full_method = handler_call_details.method
-        cached = self._wrapped.get(full_method)
-        if cached is not None and cached[0] is handler:
-            return cached[1]
-        wrapped = self._wrap(full_method, handler)
-        self._wrapped[full_method] = (handler, wrapped)
-        return wrapped
-
-    def _wrap(self, full_method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+    def intercept_handler(self, handler: grpc.RpcMethodHandler, full_method: str) -> grpc.RpcMethodHandler:
         service, _, method = full_method.lstrip("/").rpartition("/")
         if service == HEALTH_SERVICE and method == "Watch" and handler.unary_stream:
-            return grpc.unary_stream_rpc_method_handler(
-                self._watch_guard(handler.unary_stream),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
+            return rewrap(handler, lambda behavior, _shape: self._watch_guard(behavior), "unary_stream")
         if service == HEALTH_SERVICE:
             return handler
-        if handler.unary_unary:
-            return grpc.unary_unary_rpc_method_handler(
-                self._guard(service, method, handler.unary_unary),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        if handler.unary_stream:
-            return grpc.unary_stream_rpc_method_handler(
-                self._guard(service, method, handler.unary_stream),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        if handler.stream_stream:
-            return grpc.stream_stream_rpc_method_handler(
-                self._guard(service, method, handler.stream_stream),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        return handler  # pragma: no cover - no client-streaming RPC is served
+        # no client-streaming RPC is served, so a stream-unary handler is left as it is
+        return rewrap(
+            handler,
+            lambda behavior, _shape: self._guard(service, method, behavior),
+            "unary_unary",
+            "unary_stream",
+            "stream_stream",
+        )
 
     def admit(self, service: str, method: str, context: grpc.aio.ServicerContext[Any, Any]) -> tuple[Caller, str]:
         """Authenticate, authorize and take the in-flight slots; (caller, connection key). Raises VerdictError.
@@ -176,17 +143,8 @@ class AccessInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 reason="TOO_MANY_CALLS_PER_PRINCIPAL",
                 metadata={"limit": str(self.per_principal.limit), "principal": caller.principal},
             )
-        self._decision(label, "allowed").inc()
+        self._metrics.auth_decisions.labels(principal=label, decision="allowed").inc()
         return caller, connection
-
-    def _decision(self, label: str, decision: str) -> Any:
-        """The counter child of (principal label, decision), looked up once: labels() costs more than inc()."""
-        child = self._decisions.get((label, decision))
-        if child is None:
-            child = self._decisions[(label, decision)] = self._metrics.auth_decisions.labels(
-                principal=label, decision=decision
-            )
-        return child
 
     def _credentials(self, context: grpc.aio.ServicerContext[Any, Any]) -> tuple[str | None, tuple[str, ...]]:
         """The bearer token (None when absent) and the verified certificate names of a call. With auth off nothing

@@ -30,7 +30,6 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +39,7 @@ import grpc.aio
 
 from verdict.config import Config
 from verdict.errors import DeadlineTooShort, ResourceExhausted, VerdictError
+from verdict.interceptors import HandlerInterceptor, rewrap
 from verdict.metrics import Metrics
 from verdict.rpc import SERVICE_NAME, to_status
 
@@ -178,26 +178,17 @@ def _too_short(remaining: float, minimum: float) -> DeadlineTooShort:
     )
 
 
-class AdmissionInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+class AdmissionInterceptor(HandlerInterceptor):
     """Applies `Admission` to every unary VerdictService call but the exempt ones."""
 
     def __init__(self, admission: Admission) -> None:
         self.admission = admission
 
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
-        handler = await continuation(handler_call_details)
-        service, _, method = handler_call_details.method.lstrip("/").rpartition("/")
-        if handler is None or service != SERVICE_NAME or method in EXEMPT_METHODS or not handler.unary_unary:
+    def intercept_handler(self, handler: grpc.RpcMethodHandler, full_method: str) -> grpc.RpcMethodHandler:
+        service, _, method = full_method.lstrip("/").rpartition("/")
+        if service != SERVICE_NAME or method in EXEMPT_METHODS or not handler.unary_unary:
             return handler
-        return grpc.unary_unary_rpc_method_handler(
-            self._admitted(handler.unary_unary),
-            request_deserializer=handler.request_deserializer,
-            response_serializer=handler.response_serializer,
-        )
+        return rewrap(handler, lambda behavior, _shape: self._admitted(behavior), "unary_unary")
 
     def _admitted(self, behavior: Any) -> Any:
         admission = self.admission

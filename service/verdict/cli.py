@@ -28,7 +28,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from verdict.config import Config, config_keys, load_config
+from verdict.config import Config, config_keys
+from verdict.config_sources import load_config
 from verdict.errors import ConfigError, VerdictError
 from verdict.logs import configure_logging
 

@@ -10,48 +10,30 @@ the health service and reflection the same rule: a request that does not decode 
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import grpc
 import grpc.aio
 
-from verdict.rpc import to_status
+from verdict.interceptors import HandlerInterceptor, Shape, rewrap
+from verdict.status import to_status
 from verdict.wire import Undecodable, undecodable
 
 __all__ = ["LenientDecoding"]
 
 
-class LenientDecoding(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+class LenientDecoding(HandlerInterceptor):
     """Wraps every handler's request deserializer so that a refusal becomes INVALID_ARGUMENT, not UNKNOWN."""
 
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
-        handler = await continuation(handler_call_details)
-        if handler is None or handler.request_deserializer is None:
+    def intercept_handler(self, handler: grpc.RpcMethodHandler, full_method: str) -> grpc.RpcMethodHandler:
+        if handler.request_deserializer is None:
             return handler
-        decode = _lenient(handler.request_deserializer)
-        serialize = handler.response_serializer
-        if handler.unary_unary:
-            return grpc.unary_unary_rpc_method_handler(
-                _refusing_unary(handler.unary_unary), request_deserializer=decode, response_serializer=serialize
-            )
-        if handler.unary_stream:
-            return grpc.unary_stream_rpc_method_handler(
-                _refusing_unary(handler.unary_stream), request_deserializer=decode, response_serializer=serialize
-            )
-        if handler.stream_unary:
-            return grpc.stream_unary_rpc_method_handler(
-                _refusing_stream(handler.stream_unary), request_deserializer=decode, response_serializer=serialize
-            )
-        if handler.stream_stream:
-            return grpc.stream_stream_rpc_method_handler(
-                _refusing_stream(handler.stream_stream), request_deserializer=decode, response_serializer=serialize
-            )
-        return handler
+        return rewrap(handler, _refusing, request_deserializer=_lenient(handler.request_deserializer))
+
+
+def _refusing(behavior: Any, shape: Shape) -> Any:
+    return _refusing_stream(behavior) if shape.startswith("stream_") else _refusing_unary(behavior)
 
 
 def _lenient(deserializer: Callable[[bytes], Any]) -> Callable[[bytes], Any]:

@@ -13,13 +13,14 @@ import inspect
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
 import grpc.aio
 
+from verdict.interceptors import HandlerInterceptor, Shape, rewrap
 from verdict.metrics import GRPC_CODE_LABELS, Metrics, grpc_code_label
 
 __all__ = [
@@ -160,17 +161,13 @@ def _final_code(context: grpc.aio.ServicerContext[Any, Any], error: BaseExceptio
     return next((c for c in grpc.StatusCode if c.value[0] == code), grpc.StatusCode.UNKNOWN)
 
 
-class MetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+class MetricsInterceptor(HandlerInterceptor):
     """Counts started/handled calls and messages, and times them, per service and method."""
 
     def __init__(self, metrics: Metrics, *, access_log_level: str = "OFF") -> None:
         self._metrics = metrics
         self._series: dict[str, MethodSeries] = {}
         self._access_level = None if access_log_level == "OFF" else logging.getLevelName(access_log_level)
-        self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
-        """Per method: the handler last seen and its observed wrapper. grpc.aio asks the interceptor on every call,
-        and the generic handlers return the same handler object each time, so the wrapper is built once per method
-        instead of once per call (the wrapper keeps no per-call state)."""
 
     def _series_for(self, method: str, grpc_type: str) -> MethodSeries:
         series = self._series.get(method)
@@ -178,44 +175,22 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             series = self._series[method] = MethodSeries(self._metrics, method, grpc_type, self._access_level)
         return series
 
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
-        handler = await continuation(handler_call_details)
-        if handler is None:
-            return handler
-        method = handler_call_details.method
-        cached = self._wrapped.get(method)
-        if cached is not None and cached[0] is handler:
-            return cached[1]
-        wrapped = self._wrap(method, handler)
-        self._wrapped[method] = (handler, wrapped)
-        return wrapped
-
-    def _wrap(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+    def intercept_handler(self, handler: grpc.RpcMethodHandler, full_method: str) -> grpc.RpcMethodHandler:
         grpc_type = _TYPES[(handler.request_streaming, handler.response_streaming)]
-        series = self._series_for(method, grpc_type)
-        if handler.unary_unary:
-            return grpc.unary_unary_rpc_method_handler(
-                _observe_unary(series, handler.unary_unary),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        if handler.unary_stream:
-            return grpc.unary_stream_rpc_method_handler(
-                _observe_stream(series, handler.unary_stream, client_streams=False),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        if handler.stream_stream:
-            return grpc.stream_stream_rpc_method_handler(
-                _observe_stream(series, handler.stream_stream, client_streams=True),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        return handler
+        series = self._series_for(full_method, grpc_type)
+        return rewrap(
+            handler,
+            lambda behavior, shape: _observe(series, behavior, shape),
+            "unary_unary",
+            "unary_stream",
+            "stream_stream",
+        )
+
+
+def _observe(series: MethodSeries, behavior: Any, shape: Shape) -> Any:
+    if shape == "unary_unary":
+        return _observe_unary(series, behavior)
+    return _observe_stream(series, behavior, client_streams=shape == "stream_stream")
 
 
 def _observe_unary(series: MethodSeries, behavior: Any) -> Any:

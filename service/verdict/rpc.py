@@ -1,8 +1,8 @@
 """The servicer: proto messages in, domain calls, proto messages out; domain errors become gRPC status here, once.
 
-Nothing below this layer imports grpc. Errors travel as `google.rpc.Status` with exactly one `ErrorInfo` (reason,
-domain, metadata) and, for INVALID_ARGUMENT, a `BadRequest` naming the field (AIP-193), so a Go, Java or Node client
-can switch on `reason` and show `field` without parsing English.
+Nothing below this layer imports grpc. The conversion between messages and domain values lives in `messages.py`,
+the error-to-status mapping in `status.py` and batch execution with the size limits in `batch.py`; this module
+wires them into the RPCs and re-exports their public names, so `verdict.rpc` stays the one import for callers.
 
 Requests are decoded leniently: a message the protobuf runtime rejects (a string field holding invalid UTF-8, say)
 reaches the servicer as `Undecodable` and is answered with INVALID_ARGUMENT naming the field, instead of the opaque
@@ -11,49 +11,37 @@ INTERNAL "Exception deserializing request" that grpcio would otherwise send.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import logging
-import math
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import grpc
 import grpc.aio
-from google.protobuf import any_pb2, duration_pb2, json_format, message, struct_pb2
+from google.protobuf import message
 from google.protobuf.descriptor import Descriptor
-from google.rpc import code_pb2, error_details_pb2, status_pb2
-from grpc_status import rpc_status
+from google.rpc import status_pb2
 
 from verdict.auth import current_caller, require_judges
-from verdict.config import Config
+from verdict.batch import Limits, batch_response, run_batch
 from verdict.decisions import DecisionLog, failure, record_call
-from verdict.errors import (
-    ERROR_DOMAIN,
-    DeadlineTooShort,
-    Internal,
-    InvalidArgument,
-    InvalidConfig,
-    ResourceExhausted,
-    Unavailable,
-    VerdictError,
-    resource_exhausted,
-)
-from verdict.evaluators import (
-    EvaluationInput,
-    EvaluationResult,
-    Evaluations,
-    EvaluatorSpec,
-    jsonable,
-    load_evaluate_block,
-    whole_numbers,
+from verdict.errors import Internal, ResourceExhausted, Unavailable, VerdictError, resource_exhausted
+from verdict.evaluators import Evaluations
+from verdict.messages import (
+    VERDICT_TO_PROTO,
+    catalogue_response,
+    checked_context,
+    context_dict,
+    evaluation_input,
+    evaluation_to_proto,
+    evaluator_config,
+    verification_to_proto,
+    verify_input,
 )
 from verdict.metrics import Metrics
+from verdict.status import status_proto, to_status
 from verdict.v1 import verdict_pb2
-from verdict.verify.languages import LANGUAGES, Languages, Runs
-from verdict.verify.model import BlockCheck, Verdict, Verification, VerifyInput
 from verdict.verify.verifier import InlineBudget, Verifier
 from verdict.wire import Undecodable, lenient_decoder
 
@@ -80,60 +68,8 @@ log = logging.getLogger("verdict.rpc")
 SERVICE_DESCRIPTOR = verdict_pb2.DESCRIPTOR.services_by_name["VerdictService"]
 SERVICE_NAME = SERVICE_DESCRIPTOR.full_name
 
-VERDICT_TO_PROTO = {
-    Verdict.OK: verdict_pb2.VERIFY_VERDICT_OK,
-    Verdict.TRUNCATED: verdict_pb2.VERIFY_VERDICT_TRUNCATED,
-    Verdict.MALFORMED: verdict_pb2.VERIFY_VERDICT_MALFORMED,
-    Verdict.UNVERIFIABLE: verdict_pb2.VERIFY_VERDICT_UNVERIFIABLE,
-}
-
 
 Handler = Callable[[Any, Any, grpc.aio.ServicerContext[Any, Any]], Awaitable[Any]]
-
-
-_MAX_MESSAGE_BYTES = 512
-_MAX_METADATA_VALUE_BYTES = 256
-"""A status travels in trailers, and gRPC clients refuse trailers over 8 KiB by default (the call then fails with
-RESOURCE_EXHAUSTED and the ErrorInfo is lost). Messages can echo the caller's input (an unknown evaluator type of
-20,000 characters), and the message is sent three times (grpc-message, Status.message, BadRequest), so every
-caller-influenced string is clipped here, once."""
-
-
-def _clip(text: str, limit: int) -> str:
-    data = text.encode("utf-8")
-    if len(data) <= limit:
-        return text
-    return data[: limit - 3].decode("utf-8", errors="ignore") + "…"
-
-
-def to_status(error: VerdictError) -> grpc.Status:
-    """The one mapping from the domain's error tree to a rich gRPC status."""
-    return rpc_status.to_status(status_proto(error))
-
-
-def status_proto(error: VerdictError) -> status_pb2.Status:
-    """The `google.rpc.Status` of a domain error: what `to_status` sends in trailers, and what a batch result carries
-    for a failed item."""
-    code = getattr(code_pb2, error.code_name)
-    text = _clip(error.message, _MAX_MESSAGE_BYTES)
-    metadata = {key: _clip(str(value), _MAX_METADATA_VALUE_BYTES) for key, value in error.metadata.items()}
-    info = error_details_pb2.ErrorInfo(reason=error.reason, domain=ERROR_DOMAIN, metadata=metadata)
-    details = [any_pb2.Any()]
-    details[0].Pack(info)
-    if isinstance(error, InvalidArgument):
-        violation = error_details_pb2.BadRequest.FieldViolation(
-            field=_clip(error.field, _MAX_METADATA_VALUE_BYTES), description=text
-        )
-        packed = any_pb2.Any()
-        packed.Pack(error_details_pb2.BadRequest(field_violations=[violation]))
-        details.append(packed)
-    if error.retry_after is not None:
-        delay = duration_pb2.Duration()
-        delay.FromNanoseconds(int(error.retry_after * 1e9))
-        packed = any_pb2.Any()
-        packed.Pack(error_details_pb2.RetryInfo(retry_delay=delay))
-        details.append(packed)
-    return status_pb2.Status(code=code, message=text, details=details)
 
 
 def _translating(handler: Handler) -> Handler:
@@ -215,56 +151,6 @@ OFF_LOOP_BYTES = 16 * 1024
 converted in the runner's threads rather than on the event loop: a 180k-key context takes half a second of pure
 Python to turn into a dict, and every other call and health check would wait for it."""
 
-BATCH_REPLY_MARGIN_SECONDS = 0.5
-"""A batch stops this long (at most a tenth of its time) before its deadline and answers with what it has, so the
-finished items reach the caller instead of being lost with a DEADLINE_EXCEEDED for the whole call."""
-
-
-@dataclass(frozen=True)
-class Limits:
-    """The sizes the servicer enforces itself (gRPC's receive limit is the larger of the two byte limits)."""
-
-    message_bytes: int = 0
-    batch_items: int = 1000
-    batch_bytes: int = 0
-    batch_concurrency: int = 8
-
-    @classmethod
-    def from_config(cls, config: Config) -> Limits:
-        return cls(config.max_message_bytes, config.max_batch_items, config.max_batch_bytes, config.batch_concurrency)
-
-    def check_request(self, request: message.Message, field: str = "") -> None:
-        """Refuse a single request (or one batch item) over max_message_bytes, as gRPC's receive limit would."""
-        if self.message_bytes and request.ByteSize() > self.message_bytes:
-            size = request.ByteSize()
-            raise ResourceExhausted(
-                f"the request is {size} bytes, over the server's max_message_bytes ({self.message_bytes})",
-                reason="REQUEST_TOO_LARGE",
-                metadata={
-                    "field": field or "request",
-                    "requestBytes": str(size),
-                    "limitBytes": str(self.message_bytes),
-                },
-            )
-
-    def check_batch(self, request: Any) -> None:
-        count = len(request.items)
-        if count > self.batch_items:
-            raise InvalidArgument(
-                f"the batch has {count} items; the server takes at most {self.batch_items} (max_batch_items)",
-                field="items",
-                reason="BATCH_TOO_LARGE",
-                metadata={"items": str(count), "limit": str(self.batch_items)},
-            )
-        size = request.ByteSize()
-        if self.batch_bytes and size > self.batch_bytes:
-            raise InvalidArgument(
-                f"the batch is {size} bytes; the server takes at most {self.batch_bytes} (max_batch_bytes)",
-                field="items",
-                reason="BATCH_TOO_LARGE",
-                metadata={"requestBytes": str(size), "limitBytes": str(self.batch_bytes)},
-            )
-
 
 OffLoop = Callable[..., Awaitable[Any]]
 
@@ -293,7 +179,7 @@ class VerdictServicer:
         self._off_loop: OffLoop = off_loop or _inline
         self._metrics = metrics
         self._decisions = decisions
-        self._catalogue = _catalogue_response(evaluations.catalogue())
+        self._catalogue = catalogue_response(evaluations.catalogue())
         self._judge_types = frozenset(spec.type for spec in evaluations.catalogue() if spec.uses_judge)
 
     async def _exhausted(self, error: Unavailable, context: grpc.aio.ServicerContext[Any, Any]) -> None:
@@ -327,14 +213,7 @@ class VerdictServicer:
     ) -> verdict_pb2.BatchVerifyResponsesResponse:
         self._limits.check_batch(request)
         outcomes = await self.verify_batch(request.items, _deadline(context))
-        response = verdict_pb2.BatchVerifyResponsesResponse()
-        for outcome in outcomes:
-            result = response.results.add()
-            if isinstance(outcome, status_pb2.Status):
-                result.error.CopyFrom(outcome)
-            else:
-                result.response.CopyFrom(outcome)
-        return response
+        return batch_response(verdict_pb2.BatchVerifyResponsesResponse, outcomes)
 
     @_translating
     async def BatchEvaluate(
@@ -342,14 +221,7 @@ class VerdictServicer:
     ) -> verdict_pb2.BatchEvaluateResponse:
         self._limits.check_batch(request)
         outcomes = await self.evaluate_batch(request.items, _deadline(context))
-        response = verdict_pb2.BatchEvaluateResponse()
-        for outcome in outcomes:
-            result = response.results.add()
-            if isinstance(outcome, status_pb2.Status):
-                result.error.CopyFrom(outcome)
-            else:
-                result.response.CopyFrom(outcome)
-        return response
+        return batch_response(verdict_pb2.BatchEvaluateResponse, outcomes)
 
     async def verify_batch(
         self, items: Sequence[verdict_pb2.VerifyResponseRequest], deadline: float | None = None
@@ -363,13 +235,13 @@ class VerdictServicer:
         ) -> verdict_pb2.VerifyResponseResponse:
             return await self._verify_one(item, cutoff, budget)
 
-        return await self._batch("BatchVerifyResponses", items, verify_one, deadline)
+        return await run_batch("BatchVerifyResponses", items, verify_one, deadline, self._limits, self._metrics)
 
     async def evaluate_batch(
         self, items: Sequence[verdict_pb2.EvaluateRequest], deadline: float | None = None
     ) -> list[verdict_pb2.EvaluateResponse | status_pb2.Status]:
         """Evaluate every item as BatchEvaluate does (the batch RPC and `verdict evaluate --jsonl`)."""
-        return await self._batch("BatchEvaluate", items, self._evaluate_one, deadline)
+        return await run_batch("BatchEvaluate", items, self._evaluate_one, deadline, self._limits, self._metrics)
 
     async def _verify_one(
         self, request: verdict_pb2.VerifyResponseRequest, deadline: float | None, budget: InlineBudget | None = None
@@ -403,73 +275,6 @@ class VerdictServicer:
             return await self._off_loop(evaluation_to_proto, result)  # type: ignore[no-any-return]
         return evaluation_to_proto(result)
 
-    async def _batch(
-        self,
-        method: str,
-        items: Sequence[Any],
-        run_one: Callable[[Any, float | None], Awaitable[Any]],
-        deadline: float | None,
-    ) -> list[Any]:
-        """Run every item, at most `batch_concurrency` at once and in order of arrival, each to its own response or
-        `google.rpc.Status`. With a deadline, the batch stops a little before it: items not finished then are
-        cancelled (their children killed) and reported DEADLINE_EXCEEDED in their place, never dropped."""
-        outcomes: list[Any] = [None] * len(items)
-        slots = asyncio.Semaphore(self._limits.batch_concurrency)
-        cutoff = None
-        if deadline is not None:
-            left = deadline - time.monotonic()
-            cutoff = deadline - min(BATCH_REPLY_MARGIN_SECONDS, max(0.0, left) / 10)
-
-        started: set[int] = set()
-
-        async def one(index: int, item: Any) -> None:
-            async with slots:
-                if cutoff is not None and time.monotonic() >= cutoff:
-                    return
-                started.add(index)
-                try:
-                    self._limits.check_request(item, field=f"items[{index}]")
-                    outcomes[index] = await run_one(item, cutoff)
-                except VerdictError as error:
-                    outcomes[index] = status_proto(error)
-                except Exception:
-                    log.exception("internal error in %s item %d", method, index)
-                    outcomes[index] = status_proto(Internal("internal error; the server log has the details"))
-
-        tasks = [asyncio.ensure_future(one(index, item)) for index, item in enumerate(items)]
-        try:
-            if tasks:
-                timeout = None if cutoff is None else max(0.0, cutoff - time.monotonic())
-                await asyncio.wait(tasks, timeout=timeout)
-        finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-        for index, outcome in enumerate(outcomes):
-            if outcome is None:
-                outcomes[index] = _unfinished(index, started=index in started)
-        if self._metrics is not None:
-            for outcome in outcomes:
-                if not isinstance(outcome, status_pb2.Status):
-                    label = "ok"
-                elif outcome.code == code_pb2.DEADLINE_EXCEEDED:
-                    label = "deadline_exceeded"
-                else:
-                    label = "error"
-                self._metrics.batch_items.labels(method=method, outcome=label).inc()
-        return outcomes
-
-
-def _unfinished(index: int, *, started: bool) -> status_pb2.Status:
-    what = "did not finish" if started else "was not started"
-    return status_proto(
-        DeadlineTooShort(
-            f"item {index} {what} before the batch's deadline",
-            reason="BATCH_DEADLINE_EXCEEDED",
-            metadata={"index": str(index), "started": str(started).lower()},
-        )
-    )
-
 
 def method_handlers(servicer: VerdictServicer) -> grpc.GenericRpcHandler:
     """One handler per RPC in the proto, decoded leniently. A proto RPC the servicer lacks fails here, at startup."""
@@ -487,194 +292,3 @@ def method_handlers(servicer: VerdictServicer) -> grpc.GenericRpcHandler:
 
 def message_class(descriptor: Descriptor) -> type[message.Message]:
     return getattr(verdict_pb2, descriptor.name)  # type: ignore[no-any-return]
-
-
-# --- VerifyResponse ------------------------------------------------------------------------------------------------
-
-
-def verify_input(request: verdict_pb2.VerifyResponseRequest) -> VerifyInput:
-    return VerifyInput(
-        text=request.text,
-        finish_reason=request.finish_reason,
-        has_tool_calls=request.has_tool_calls,
-        completion_tokens=request.completion_tokens,
-        request_text=request.request_text,
-        model=request.model,
-    )
-
-
-def verification_to_proto(verification: Verification) -> verdict_pb2.VerifyResponseResponse:
-    response = verdict_pb2.VerifyResponseResponse(
-        verdict=VERDICT_TO_PROTO[verification.verdict],
-        failed=verification.failed,
-        detail=verification.detail,
-        checks=[_check_to_proto(check) for check in verification.checks],
-    )
-    opinion = verification.second_opinion
-    if opinion is not None:
-        response.second_opinion.verdict = VERDICT_TO_PROTO[opinion.verdict]
-        response.second_opinion.reason = opinion.reason
-        response.second_opinion.host = opinion.host
-    return response
-
-
-def _check_to_proto(check: BlockCheck) -> verdict_pb2.BlockCheck:
-    return verdict_pb2.BlockCheck(
-        block_index=check.block_index,
-        language=check.language,
-        verdict=VERDICT_TO_PROTO[check.verdict],
-        detail=check.detail,
-        line=check.line,
-        error_line=check.error_line,
-    )
-
-
-# --- Evaluate ------------------------------------------------------------------------------------------------------
-
-
-def evaluation_input(
-    request: verdict_pb2.EvaluateRequest,
-    *,
-    config: dict[str, Any] | None = None,
-    context: dict[str, Any] | None = None,
-) -> EvaluationInput:
-    """The domain form of an Evaluate request; `config` and `context` when they were already converted (off the
-    event loop, for a big request, by `checked_context`, which also refused non-finite numbers)."""
-    if context is None:
-        _refuse_non_finite(request)
-        context = context_dict(request.context.SerializeToString()) if request.HasField("context") else {}
-    return EvaluationInput(
-        config=evaluator_config(request.config) if config is None else config,
-        output=request.output,
-        exit_code=request.exit_code,
-        context=context,
-        state=request.state,
-        workspace=request.workspace,
-    )
-
-
-def context_dict(serialized: bytes) -> dict[str, Any]:
-    """A serialized `context` Struct as the plain dict the evaluators read, numbers normalised. Takes and returns
-    picklable values, so a big context can be converted in the parse pool."""
-    struct = struct_pb2.Struct.FromString(serialized)
-    return whole_numbers(json_format.MessageToDict(struct))  # type: ignore[no-any-return]
-
-
-def checked_context(serialized_request: bytes) -> dict[str, Any]:
-    """For a big Evaluate request, in the parse pool: refuse non-finite numbers anywhere in it (InvalidArgument) and
-    convert its `context`. Both walk every value, which for a 180k-key context would hold the event loop."""
-    request = verdict_pb2.EvaluateRequest.FromString(serialized_request)
-    _refuse_non_finite(request)
-    return context_dict(request.context.SerializeToString()) if request.HasField("context") else {}
-
-
-def _refuse_non_finite(request: message.Message, prefix: str = "") -> None:
-    """A NaN or an infinity in any `google.protobuf.Value` of the request is INVALID_ARGUMENT naming the field.
-
-    A Value can carry them in binary, but no JSON can (protobuf's JSON mapping refuses to write them), no evaluator
-    defines a comparison with them, and left alone they surface as a serialisation failure deep in the conversion:
-    INTERNAL for a caller's typo, which pages whoever is on call.
-    """
-    for field, value in request.ListFields():
-        path = f"{prefix}{field.name}"
-        if field.message_type is None:
-            continue
-        items = value if field.is_repeated else [value]
-        for index, item in enumerate(items):
-            item_path = f"{path}.{index}" if field.is_repeated else path
-            if isinstance(item, struct_pb2.Value | struct_pb2.Struct | struct_pb2.ListValue):
-                _check_value(item, item_path)
-            elif isinstance(item, message.Message):
-                _refuse_non_finite(item, f"{item_path}.")
-
-
-def _check_value(value: struct_pb2.Value | struct_pb2.Struct | struct_pb2.ListValue, path: str) -> None:
-    """Walk one Value, Struct or ListValue (iteratively: a hostile one nests up to protobuf's limit of 100)."""
-    pending: list[tuple[Any, str]] = [(value, path)]
-    while pending:
-        item, where = pending.pop()
-        if isinstance(item, struct_pb2.Struct):
-            pending.extend((child, f"{where}.{key}") for key, child in item.fields.items())
-        elif isinstance(item, struct_pb2.ListValue):
-            pending.extend((child, f"{where}.{index}") for index, child in enumerate(item.values))
-        else:
-            kind = item.WhichOneof("kind")
-            if kind == "number_value" and not math.isfinite(item.number_value):
-                raise InvalidArgument(
-                    f"{where} is {item.number_value}: numbers in a request must be finite",
-                    field=where,
-                    reason="NON_FINITE_NUMBER",
-                )
-            if kind == "struct_value":
-                pending.append((item.struct_value, where))
-            elif kind == "list_value":
-                pending.append((item.list_value, where))
-
-
-def evaluator_config(config: verdict_pb2.EvaluatorConfig) -> dict[str, Any]:
-    """Both forms of EvaluatorConfig as the one plain dict the evaluators validate: a typed member becomes
-    {"type": member, **its set fields}; the `yaml` member is parsed as a little-loops `evaluate:` block."""
-    kind = config.WhichOneof("kind")
-    if kind is None:
-        raise InvalidConfig("config must set one evaluator type or `yaml`", field="config", reason="MISSING_EVALUATOR")
-    if kind == "yaml":
-        block = load_evaluate_block(config.yaml)
-    else:
-        fields = json_format.MessageToDict(getattr(config, kind), preserving_proto_field_name=True)
-        block = {"type": kind, **whole_numbers(fields)}
-    if config.HasField("source"):
-        if "source" in block:
-            raise InvalidConfig("source is set both in the yaml block and in EvaluatorConfig", field="config.source")
-        block["source"] = config.source
-    return block
-
-
-def evaluation_to_proto(result: EvaluationResult) -> verdict_pb2.EvaluateResponse:
-    response = verdict_pb2.EvaluateResponse(verdict=result.verdict, state=result.state)
-    response.details.update(result.details)  # Evaluations.evaluate already made them jsonable
-    return response
-
-
-# --- ListEvaluators ------------------------------------------------------------------------------------------------
-
-
-def _catalogue_response(
-    specs: tuple[EvaluatorSpec, ...], languages: Languages = LANGUAGES
-) -> verdict_pb2.ListEvaluatorsResponse:
-    response = verdict_pb2.ListEvaluatorsResponse()
-    for record in sorted(languages.records, key=lambda record: record.name):
-        response.languages.add(
-            name=record.name,
-            aliases=sorted(record.aliases),
-            checked=record.runs is not Runs.NOT_CHECKED,
-            sees=record.sees,
-            blind_to=record.blind_to,
-            leniencies=list(record.leniencies),
-            unchecked_reason=record.unchecked.format(name=record.name),
-            metric_label=record.label,
-        )
-    for spec in sorted(specs, key=lambda s: s.type):
-        info = response.evaluators.add(
-            type=spec.type,
-            description=spec.description,
-            verdicts=list(spec.verdicts),
-            open_verdicts=spec.open_verdicts,
-            exit_code_aware=spec.exit_code_aware,
-            uses_judge=spec.uses_judge,
-            stateful=spec.stateful,
-        )
-        for field_spec in spec.fields:
-            entry = info.fields.add(
-                name=field_spec.name,
-                type=field_spec.type,
-                required=field_spec.required,
-                description=field_spec.description,
-            )
-            entry.default_value.CopyFrom(_value(field_spec.default))
-    return response
-
-
-def _value(python_value: Any) -> struct_pb2.Value:
-    value = struct_pb2.Value()
-    json_format.ParseDict(jsonable(python_value), value)
-    return value

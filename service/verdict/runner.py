@@ -19,6 +19,10 @@ The server is the child subreaper of its descendants (`become_subreaper`), so th
 to reap. A call ends when its direct child exits, not at end-of-file (which a descendant holding stdout would delay
 to the time limit), and its pipes and buffers are released as it returns. Running out of descriptors or processes
 when starting a child is UNAVAILABLE with a retry hint, not an error of the caller or a bug.
+
+The runner is the one entry (`Runner.run`); its parts live beside it by job: `pipes.py` (feeding and draining one
+child's pipes), `descendants.py` (markers, kills and reaping of escaped descendants) and `slots.py` (the pools). The
+names they export are re-exported here, so `verdict.runner` stays the one import for callers.
 """
 
 from __future__ import annotations
@@ -26,19 +30,29 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import ctypes
 import functools
 import itertools
 import os
 import signal
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import ParamSpec, TypeVar
 
 from verdict.config import Config
-from verdict.errors import ResourceExhausted, resource_exhausted
+from verdict.descendants import (
+    MARKER_ENV,
+    become_subreaper,
+    is_subreaper,
+    kill_group,
+    kill_marked,
+    marked_processes,
+    reap_adopted,
+)
+from verdict.errors import resource_exhausted
 from verdict.metrics import Metrics
+from verdict.pipes import Sink, close_pipes, close_transport, communicate
+from verdict.slots import SlotLimit, pool_sizes
 
 __all__ = [
     "MARKER_ENV",
@@ -58,8 +72,6 @@ __all__ = [
     "start_worker",
 ]
 
-MARKER_ENV = "VERDICT_CALL"
-"""The environment variable that marks every process of one runner call (see `Runner.marker_prefix`)."""
 
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
@@ -68,15 +80,6 @@ OFF_LOOP_THREADS = 2
 """Threads for CPU-bound Python work moved off the event loop (`Runner.off_loop`). Few on purpose: each one competes
 with the event loop for the GIL, and the interpreter hands it over every 5 ms, so with two the loop waits ~10 ms at
 worst for its turn; more threads would make every health check wait longer, not the work go faster."""
-
-_READ_CHUNK = 64 * 1024
-_EXIT_POLL_SECONDS = 0.05
-_AFTER_EXIT_SECONDS = 0.5
-"""How long, after the direct child exited and its descendants were killed, what is left in the pipes is read."""
-_KILL_ROUNDS = 8
-_REAP_TRIES = 200
-_PR_SET_CHILD_SUBREAPER = 36
-_PR_GET_CHILD_SUBREAPER = 37
 
 
 def minimal_env(path: str | None = None, home: str | None = None, **extra: str) -> dict[str, str]:
@@ -148,69 +151,6 @@ class CommandNotFound(Exception):
     def __init__(self, program: str) -> None:
         super().__init__(f"{program}: command not found")
         self.program = program
-
-
-class SlotLimit:
-    """At most `slots` holders at once, at most `queue` more waiting; anyone beyond that is refused at once.
-
-    Refusing is the point: a caller told RESOURCE_EXHAUSTED retries elsewhere, a caller left waiting in an unbounded
-    queue times out having cost memory and a connection the whole time.
-    """
-
-    def __init__(self, name: str, slots: int, queue: int) -> None:
-        self.name = name
-        self.slots = slots
-        self.queue = queue
-        self._semaphore = asyncio.Semaphore(slots)
-        self._waiting = 0
-        self._held = 0
-
-    @property
-    def waiting(self) -> int:
-        return self._waiting
-
-    @property
-    def held(self) -> int:
-        return self._held
-
-    def per_call(self) -> asyncio.Semaphore:
-        """A semaphore as wide as this pool, for one call that fans out (a completion with many shell blocks): its
-        own checks wait their turn among themselves instead of filling the pool's queue and being refused."""
-        return asyncio.Semaphore(self.slots)
-
-    @contextlib.asynccontextmanager
-    async def hold(self) -> AsyncIterator[None]:
-        if self._semaphore.locked() and self._waiting >= self.queue:
-            raise ResourceExhausted(
-                f"too many concurrent {self.name} calls: {self.slots} running and {self._waiting} queued",
-                reason="TOO_MANY_CONCURRENT_CALLS",
-                metadata={"pool": self.name, "slots": str(self.slots), "queue": str(self.queue)},
-            )
-        self._waiting += 1
-        try:
-            await self._semaphore.acquire()
-        finally:
-            self._waiting -= 1
-        self._held += 1
-        try:
-            yield
-        finally:
-            self._held -= 1
-            self._semaphore.release()
-
-
-def pool_sizes(config: Config) -> dict[str, tuple[int, int]]:
-    """Slots and queue length of every named pool, from the config: the one place they are decided.
-
-    `bash` and `git` share max_concurrent_shell_checks; the git queue is shorter because a diffstat is one call per
-    request, a completion may hold many shell blocks. `parse` bounds the blocks one call sends to the parse pool at
-    once (the pool itself has parse_workers processes, and each call waits its turn there)."""
-    return {
-        "bash": (config.max_concurrent_shell_checks, 1024),
-        "git": (config.max_concurrent_shell_checks, 256),
-        "judge": (config.max_concurrent_judges, config.judge_queue_size),
-        "parse": (config.parse_workers, 1024),
-    }
 
 
 class Runner:
@@ -302,9 +242,9 @@ class Runner:
         running = self.metrics.subprocesses_running.labels(tool=tool)
         running.inc()
         outcome = "cancelled"
-        stdout, stderr = (_Sink(command.max_output_bytes, command.keep_tail) for _ in range(2))
+        stdout, stderr = (Sink(command.max_output_bytes, command.keep_tail) for _ in range(2))
         try:
-            timed_out = await _communicate(
+            timed_out = await communicate(
                 process, command, stdout, stderr, lambda: kill_marked(marker, spared=self._live)
             )
             if timed_out:
@@ -319,14 +259,14 @@ class Runner:
             )
         finally:
             # A normal exit can leave grandchildren behind, in the group or in a session of their own: all die here.
-            _kill_group(pgid)
+            kill_group(pgid)
             kill_marked(marker, spared=self._live)
             stdout.release()
             stderr.release()
-            _close_pipes(process)
+            close_pipes(process)
             if process.returncode is None:
                 await _reap(process)
-            _close_transport(process)
+            close_transport(process)
             if is_subreaper():
                 reap_adopted(self._live)
             self._live.discard(pgid)
@@ -338,253 +278,11 @@ class Runner:
         """Kill every process group still running and every descendant of any call, wherever it went (the
         server's last act before exit), and stop the thread pool."""
         for pgid in list(self._live):
-            _kill_group(pgid)
+            kill_group(pgid)
         kill_marked(self._prefix, prefix=True, spared=self._live)
         threads, self._threads = self._threads, None
         if threads is not None:
             threads.shutdown(wait=False, cancel_futures=True)
-
-
-class _Sink:
-    """What was read from one pipe: at most `cap` bytes (the first, or with `keep_tail` the last), the rest
-    discarded, so a child never blocks on a full pipe and memory stays bounded. It keeps what it has when the reading
-    is cut short, and `release()` frees the buffer at once instead of whenever a garbage collection runs."""
-
-    def __init__(self, cap: int, keep_tail: bool) -> None:
-        self.cap = cap
-        self.keep_tail = keep_tail
-        self.kept = bytearray()
-        self.truncated = False
-
-    def add(self, chunk: bytes) -> None:
-        if self.keep_tail:
-            self.kept += chunk
-            if len(self.kept) > self.cap:
-                del self.kept[: len(self.kept) - self.cap]
-                self.truncated = True
-            return
-        room = self.cap - len(self.kept)
-        if room > 0:
-            self.kept += chunk[:room]
-        if len(chunk) > room:
-            self.truncated = True
-
-    def take(self) -> bytes:
-        data = bytes(self.kept)
-        self.release()
-        return data
-
-    def release(self) -> None:
-        self.kept = bytearray()
-
-
-async def _pump(stream: asyncio.StreamReader | None, sink: _Sink) -> None:
-    if stream is None:
-        return
-    while chunk := await stream.read(_READ_CHUNK):
-        sink.add(chunk)
-
-
-async def _communicate(
-    process: asyncio.subprocess.Process,
-    command: Command,
-    stdout: _Sink,
-    stderr: _Sink,
-    kill_descendants: Callable[[], object],
-) -> bool:
-    """Feed stdin and drain both pipes at once (never one after the other: a full pipe would deadlock) until the
-    child exits or its time is up; True when the time ran out.
-
-    End-of-file is not what ends a call: any descendant that inherited stdout (a CLI's background worker, a `setsid`
-    daemon, a Node `detached` child) would hold it open for as long as it lives, and the answer the child printed
-    before exiting would be thrown away at the time limit. Once the direct child has exited, its descendants are
-    killed, and what is already in the pipes is read for at most `_AFTER_EXIT_SECONDS`; whatever still holds a pipe
-    after that (a process that scrubbed its environment) is not waited for. In the usual case the pipes close as the
-    child exits and nothing is waited for at all.
-    """
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + command.timeout
-    feeder = asyncio.ensure_future(_feed(process, command.stdin))
-    readers = asyncio.ensure_future(asyncio.gather(_pump(process.stdout, stdout), _pump(process.stderr, stderr)))
-    try:
-        while not readers.done() and process.returncode is None:
-            left = deadline - loop.time()
-            if left <= 0:
-                return True
-            await asyncio.wait({readers}, timeout=min(_EXIT_POLL_SECONDS, left))
-        if readers.done():
-            readers.result()
-            while process.returncode is None:  # both pipes closed, the child still running
-                left = deadline - loop.time()
-                if left <= 0:
-                    return True
-                await asyncio.sleep(min(_EXIT_POLL_SECONDS, left))
-            return False
-        _kill_group(process.pid)
-        kill_descendants()
-        await asyncio.wait({readers}, timeout=_AFTER_EXIT_SECONDS)
-        return False
-    finally:
-        for task in (feeder, readers):
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-
-
-async def _feed(process: asyncio.subprocess.Process, data: bytes | None) -> None:
-    if data is None or process.stdin is None:
-        return
-    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-        process.stdin.write(data)
-        await process.stdin.drain()
-    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-        process.stdin.close()
-        await process.stdin.wait_closed()
-
-
-def _close_pipes(process: asyncio.subprocess.Process) -> None:
-    """Close the child's pipes now: a descendant that escaped every kill, or a flood cut off at the time limit, must
-    not keep three descriptors and a full read buffer open until a garbage collection finds them."""
-    for stream in (process.stdout, process.stderr):
-        transport = getattr(stream, "_transport", None)
-        if transport is not None:
-            transport.close()
-    if process.stdin is not None:
-        process.stdin.close()
-
-
-def _close_transport(process: asyncio.subprocess.Process) -> None:
-    """Close the subprocess transport once the child is reaped. asyncio would otherwise close it in a finaliser,
-    possibly after the event loop itself is closed (an "Event loop is closed" error at exit)."""
-    transport = getattr(process, "_transport", None)
-    if transport is not None:
-        transport.close()
-
-
-def become_subreaper() -> bool:
-    """Make this process the reaper of its orphaned descendants (Linux `PR_SET_CHILD_SUBREAPER`).
-
-    A judge's grandchild that leaves the process group (`setsid`, a daemon's double fork) is then re-parented to the
-    server instead of to init, so `kill_marked` can still find it as the server's descendant and `reap_adopted` can
-    collect its exit status. Returns False where the call is not available (not Linux); the kills by marker still
-    work there, but the dead are reaped by init.
-    """
-    try:
-        return bool(_libc().prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
-    except (OSError, AttributeError):
-        return False
-
-
-def is_subreaper() -> bool:
-    """Whether this process adopts its orphaned descendants (see `become_subreaper`)."""
-    try:
-        flag = ctypes.c_int(0)
-        return bool(_libc().prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0) == 0 and flag.value)
-    except (OSError, AttributeError):
-        return False
-
-
-@functools.cache
-def _libc() -> ctypes.CDLL:
-    return ctypes.CDLL(None, use_errno=True)
-
-
-def marked_processes(marker: str, *, prefix: bool = False) -> list[int]:
-    """Live processes whose environment holds `VERDICT_CALL=<marker>` (or, with `prefix`, a marker starting so).
-
-    Zombies have no readable environment and are not listed: they are already dead.
-    """
-    wanted = f"{MARKER_ENV}={marker}".encode()
-    found: list[int] = []
-    me = os.getpid()
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return found
-    for name in entries:
-        if not name.isdigit() or int(name) == me:
-            continue
-        try:
-            with open(f"/proc/{name}/environ", "rb") as handle:
-                environment = handle.read()
-        except OSError:
-            continue
-        for item in environment.split(b"\0"):
-            if item == wanted or (prefix and item.startswith(wanted)):
-                found.append(int(name))
-                break
-    return found
-
-
-def kill_marked(marker: str, *, prefix: bool = False, spared: Iterable[int] = ()) -> int:
-    """SIGKILL every process carrying the call's marker, again until none is left (one may fork while it is being
-    killed), and reap the ones re-parented to this process, except the pids in `spared` (runner children asyncio
-    itself waits for). Returns how many were killed."""
-    killed: set[int] = set()
-    for _ in range(_KILL_ROUNDS):
-        pids = [pid for pid in marked_processes(marker, prefix=prefix) if pid not in killed or _running(pid)]
-        if not pids:
-            break
-        for pid in pids:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-            killed.add(pid)
-    reap_adopted(spared, only=killed)
-    return len(killed)
-
-
-def reap_adopted(spared: Iterable[int] = (), *, only: Iterable[int] | None = None) -> None:
-    """Collect the exit status of dead descendants this process adopted as subreaper, so they do not stay zombies.
-
-    Only children that live in a session other than the server's are touched (every runner child starts its own
-    session; the parse pool's workers share the server's and are reaped by their pool), and never a pid in `spared`
-    (runner children asyncio is still waiting for).
-    """
-    spared = set(spared)
-    candidates = set(only) if only is not None else set(_children())
-    session = os.getsid(0)
-    for pid in candidates - spared:
-        state = _stat(pid)
-        if state is None or state[1] != os.getpid() or state[2] == session:
-            continue
-        for _ in range(_REAP_TRIES if state[0] != "Z" else 1):
-            try:
-                done, _status = os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if done:
-                break
-            time.sleep(0.001)
-
-
-def _children() -> list[int]:
-    """This process's direct children (all threads'), from /proc."""
-    found: list[int] = []
-    with contextlib.suppress(OSError):
-        for task in os.listdir("/proc/self/task"):
-            with contextlib.suppress(OSError), open(f"/proc/self/task/{task}/children") as handle:
-                found.extend(int(pid) for pid in handle.read().split())
-    return found
-
-
-def _stat(pid: int) -> tuple[str, int, int] | None:
-    """(state, parent pid, session id) of a process, or None when it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            fields = handle.read().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-    return fields[0], int(fields[1]), int(fields[3])
-
-
-def _running(pid: int) -> bool:
-    state = _stat(pid)
-    return state is not None and state[0] not in ("Z", "X")
-
-
-def _kill_group(pgid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
 
 
 async def _reap(process: asyncio.subprocess.Process) -> None:

@@ -45,7 +45,8 @@ from pathlib import Path
 
 import yaml
 
-from verdict.config import ENV_PREFIX, Config, load_config
+from verdict.config import ENV_PREFIX, Config
+from verdict.config_sources import load_config
 from verdict.errors import ConfigError
 from verdict.runner import start_worker
 

@@ -35,7 +35,7 @@ from tests.deploy.conftest import (
     verdict_deployment,
 )
 from verdict import __version__
-from verdict.config import load_config
+from verdict.config_sources import load_config
 from verdict.server import LIVENESS_SERVICE, READINESS_SERVICES
 
 KUBERNETES_VERSION = "1.32"

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from verdict.runner import Command, CommandNotFound, Completed, Runner, minimal_env
 from verdict.workspace import Repository
 
-__all__ = ["MAX_DIFF_BYTES", "GitFailed", "HardenedGit", "diff_stat", "hardened_git"]
+__all__ = ["MAX_DIFF_BYTES", "Checkout", "GitFailed", "HardenedGit", "diff_stat", "hardened_git"]
 
 MAX_DIFF_BYTES = 4 * 1024 * 1024
 """A stat longer than this cannot be compared reliably, so it is an error rather than a possibly false stall."""
@@ -154,40 +154,39 @@ class HardenedGit:
         return await _run(self._runner, [*self._argv, *args], self._site, remaining, cap, what)
 
 
+@dataclass(frozen=True)
+class Checkout:
+    """What one diff_stall look at a repository runs in: the repository found under the workspace `root`, the held
+    working directory `cwd_fd` inside it, the pathspecs of `scope` (relative to it) and the seconds every git child
+    gets in all. One value, so the stat and the fingerprint take the same inputs the same way."""
+
+    runner: Runner
+    repository: Repository
+    root: str
+    cwd_fd: int
+    scope: Sequence[str]
+    timeout: float
+
+
 @contextlib.asynccontextmanager
-async def hardened_git(
-    runner: Runner,
-    repository: Repository,
-    *,
-    root: str,
-    cwd_fd: int,
-    timeout: float,  # noqa: ASYNC109 - the runner's time limit for the children, not an asyncio timeout
-) -> AsyncIterator[HardenedGit]:
-    """A HardenedGit for `repository`, run in the held directory `cwd_fd`, for at most `timeout` seconds in all."""
+async def hardened_git(checkout: Checkout) -> AsyncIterator[HardenedGit]:
+    """A HardenedGit for the checkout's repository, run in its held directory, for at most its timeout in all."""
     with tempfile.TemporaryDirectory(prefix="verdict-git-home-") as home:
-        site = _site(repository, root, home, cwd_fd)
-        hardening = _hardening(os.readlink(_fd_path(repository.work_tree)))
+        site = _site(checkout.repository, checkout.root, home, checkout.cwd_fd)
+        hardening = _hardening(os.readlink(_fd_path(checkout.repository.work_tree)))
         started = time.monotonic()
-        drivers, transports = await _configured(runner, hardening, site, timeout)
+        drivers, transports = await _configured(checkout.runner, hardening, site, checkout.timeout)
         site.env.update(_neutralise(drivers, transports))
-        yield HardenedGit(runner, ["git", *hardening], site, started + timeout)
+        yield HardenedGit(checkout.runner, ["git", *hardening], site, started + checkout.timeout)
 
 
-async def diff_stat(
-    runner: Runner,
-    repository: Repository,
-    *,
-    root: str,
-    cwd_fd: int,
-    scope: Sequence[str],
-    timeout: float,  # noqa: ASYNC109 - the runner's time limit for the children, not an asyncio timeout
-) -> str:
-    """The output of `git diff --stat [-- scope]` run in the held directory `cwd_fd`. Raises GitFailed with
+async def diff_stat(checkout: Checkout) -> str:
+    """The output of `git diff --stat [-- scope]` run in the checkout's held directory. Raises GitFailed with
     little-loops' messages."""
-    async with hardened_git(runner, repository, root=root, cwd_fd=cwd_fd, timeout=timeout) as git:
+    async with hardened_git(checkout) as git:
         argv = ["diff", "--stat", "--no-color", "--no-ext-diff", "--no-textconv", "--ignore-submodules=dirty"]
-        if scope:
-            argv += ["--", *scope]
+        if checkout.scope:
+            argv += ["--", *checkout.scope]
         completed = await git.run(argv, cap=MAX_DIFF_BYTES)
         if completed.returncode != 0:
             raise GitFailed(f"git diff failed: {completed.stderr.decode('utf-8', 'replace')[:200]}")

@@ -31,13 +31,11 @@ import asyncio
 import hashlib
 import os
 import stat
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from verdict.errors import VerdictError
-from verdict.evaluators.diffstat import GitFailed, HardenedGit, hardened_git
-from verdict.runner import Runner
-from verdict.workspace import Repository, open_beneath
+from verdict.evaluators.diffstat import Checkout, GitFailed, HardenedGit, hardened_git
+from verdict.workspace import open_beneath
 
 __all__ = ["PARTS", "Fingerprint", "fingerprint"]
 
@@ -91,23 +89,13 @@ class _Budget:
             )
 
 
-async def fingerprint(
-    runner: Runner,
-    repository: Repository,
-    *,
-    root: str,
-    cwd_fd: int,
-    scope: Sequence[str],
-    timeout: float,  # noqa: ASYNC109 - the runner's time limit for the children, not an asyncio timeout
-    max_bytes: int,
-    max_files: int,
-) -> Fingerprint:
-    """The fingerprint of `repository` within `scope` (pathspecs relative to the held directory `cwd_fd`).
+async def fingerprint(checkout: Checkout, *, max_bytes: int, max_files: int) -> Fingerprint:
+    """The fingerprint of the checkout's repository within its `scope` (pathspecs relative to its held directory).
 
     Raises GitFailed."""
-    pathspec = ["--", *scope] if scope else []
+    pathspec = ["--", *checkout.scope] if checkout.scope else []
     budget = _Budget(max_bytes)
-    async with hardened_git(runner, repository, root=root, cwd_fd=cwd_fd, timeout=timeout) as git:
+    async with hardened_git(checkout) as git:
         head = await _head(git, pathspec, budget)
         index = await _output(git, ["ls-files", "--stage", "-z", *pathspec], budget, "the index listing")
         worktree = await _output(
@@ -132,7 +120,7 @@ async def fingerprint(
             budget,
             "the untracked listing",
         )
-    untracked = await _untracked(repository.work_tree, listing, budget, max_files)
+    untracked = await _untracked(checkout.repository.work_tree, listing, budget, max_files)
     return Fingerprint(head=head, index=_hex(index), worktree=_hex(worktree), untracked=untracked)
 
 

@@ -16,7 +16,7 @@ from verdict import patterns
 from verdict.config import Config
 from verdict.errors import DeadlineTooShort
 from verdict.evaluators import deterministic, stall
-from verdict.evaluators.diffstat import GitFailed, diff_stat
+from verdict.evaluators.diffstat import Checkout, GitFailed, diff_stat
 from verdict.evaluators.fingerprint import fingerprint
 from verdict.evaluators.model import EvaluationResult, Judgement, Step
 from verdict.runner import Runner
@@ -115,20 +115,12 @@ async def _diff_stall(
         return EvaluationResult("error", {"error": error}, outside.token)
     with repository:
         bound = outside.bound(outside.config.git_timeout_seconds)
-        scope = step.settings["scope"]
+        checkout = Checkout(outside.runner, repository, workspace.root, cwd_fd, step.settings["scope"], bound)
         try:
             if step.settings["compare"] == "stat":
-                diff = await diff_stat(
-                    outside.runner, repository, root=workspace.root, cwd_fd=cwd_fd, scope=scope, timeout=bound
-                )
-                return stall.diff_stall(step, diff)
+                return stall.diff_stall(step, await diff_stat(checkout))
             found = await fingerprint(
-                outside.runner,
-                repository,
-                root=workspace.root,
-                cwd_fd=cwd_fd,
-                scope=scope,
-                timeout=bound,
+                checkout,
                 max_bytes=outside.config.diff_stall_max_bytes,
                 max_files=outside.config.diff_stall_max_files,
             )

@@ -15,7 +15,8 @@ reader per CLI), `envelopes` (JudgeReply and the JSON reading the readers share)
 structured output, JSON, tags), `chat` (the HTTP backend) and `credentials` (its API key), `model` (request,
 outcome, answer), `interpret` (a finished call → an answer, pure), `clipping` (bounding what a judge wrote),
 `service` (one call: deadline, slot, private HOME, metrics), `rulings` and `ruling_stores` (the ruling cache: a
-repeated question gets the stored ruling), then one module per evaluator and `second_opinion`.
+repeated question gets the stored ruling), `ruled` (what the judge evaluators share: asking through the cache),
+then one module per evaluator and `second_opinion`.
 """
 
 from __future__ import annotations

@@ -29,8 +29,7 @@ from verdict.judges.envelopes import JudgeReply
 from verdict.judges.files import WorkspaceFile, read_text, workspace_file, write_text
 from verdict.judges.model import JudgeAnswer, JudgeRequest
 from verdict.judges.payload import verdict_payload
-from verdict.judges.rulings import RulingCache, host_identity
-from verdict.judges.service import JudgeService
+from verdict.judges.ruled import RuledJudge
 
 __all__ = ["BLIND_SCHEMA", "DEFAULT_FRAMING", "Comparator", "Ruling", "build_blind_prompt", "read_ruling", "tally"]
 
@@ -148,12 +147,10 @@ async def _answer(call: Awaitable[JudgeAnswer]) -> JudgeAnswer:
     return await call
 
 
-class Comparator:
+class Comparator(RuledJudge):
     """The `comparator` evaluator: `await evaluator(config, request, deadline)`."""
 
-    def __init__(self, service: JudgeService, rulings: RulingCache | None = None) -> None:
-        self.service = service
-        self.rulings = rulings
+    evaluator = "comparator"
 
     async def __call__(
         self, config: Mapping[str, Any], request: EvaluationInput, deadline: float | None
@@ -191,20 +188,15 @@ class Comparator:
         async def judge() -> EvaluationResult:
             return await self._compare(prompt, output, baseline, model, min_pairs, deadline)
 
-        host = self.service.host
-        if self.rulings is None or host is None:
-            result = await judge()
-        else:
-            material = {
-                "evaluator": "comparator",
-                "host": host_identity(host),
+        def material() -> dict[str, Any]:
+            return {
                 "model": model,
                 "prompts": [build_blind_prompt(prompt, output, baseline), build_blind_prompt(prompt, baseline, output)],
                 "schema": BLIND_SCHEMA,
                 "settings": {"min_pairs": min_pairs},
             }
-            fresh = bool(config.get("fresh", False))
-            result = await self.rulings.rule("comparator", material, fresh=fresh, deadline=deadline, judge=judge)
+
+        result = await self._ruled(config, deadline, judge, material)
         if result.verdict != "yes" or not auto_promote:
             return result
         # promotion is not part of the ruling: a replayed win still promotes (the file held the old baseline, or the

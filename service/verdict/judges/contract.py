@@ -22,8 +22,7 @@ from verdict.evaluators.model import EvaluationInput, EvaluationResult
 from verdict.judges.clipping import clip
 from verdict.judges.files import read_text, workspace_file
 from verdict.judges.model import JudgeOutcome, JudgeRequest
-from verdict.judges.rulings import RulingCache, host_identity
-from verdict.judges.service import JudgeService
+from verdict.judges.ruled import RuledJudge
 
 __all__ = ["CONTRACT_SCHEMA", "Contract", "aggregate", "build_contract_prompt"]
 
@@ -62,15 +61,13 @@ class _PairError(Exception):
     pass
 
 
-class Contract:
+class Contract(RuledJudge):
     """The `contract` evaluator: `await evaluator(config, request, deadline)`.
 
     Every side is read (and narrowed by its pattern) before any judge is asked, so the ruling's key can name every
     prompt; a pair whose side cannot be read makes the verdict `error`, which is never cached."""
 
-    def __init__(self, service: JudgeService, rulings: RulingCache | None = None) -> None:
-        self.service = service
-        self.rulings = rulings
+    evaluator = "contract"
 
     async def __call__(
         self, config: Mapping[str, Any], request: EvaluationInput, deadline: float | None
@@ -92,18 +89,15 @@ class Contract:
         async def judge() -> EvaluationResult:
             return await self._judge(questions, deadline)
 
-        host = self.service.host
-        if self.rulings is None or host is None or any(prompt is None for _, prompt in questions):
-            return await judge()
-        material = {
-            "evaluator": "contract",
-            "host": host_identity(host),
-            "model": self.service.config.judge_model,
-            "prompts": [prompt for _, prompt in questions],
-            "schema": CONTRACT_SCHEMA,
-        }
-        fresh = bool(config.get("fresh", False))
-        return await self.rulings.rule("contract", material, fresh=fresh, deadline=deadline, judge=judge)
+        def material() -> dict[str, Any]:
+            return {
+                "model": self.service.config.judge_model,
+                "prompts": [prompt for _, prompt in questions],
+                "schema": CONTRACT_SCHEMA,
+            }
+
+        named = None if any(prompt is None for _, prompt in questions) else material
+        return await self._ruled(config, deadline, judge, named)
 
     async def _judge(
         self, questions: list[tuple[dict[str, Any], str | None]], deadline: float | None

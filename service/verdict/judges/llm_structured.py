@@ -25,8 +25,7 @@ from verdict.judges.clipping import clip, clip_payload
 from verdict.judges.envelopes import JudgeReply
 from verdict.judges.model import JudgeAnswer, JudgeRequest
 from verdict.judges.payload import verdict_payload
-from verdict.judges.rulings import RulingCache, host_identity
-from verdict.judges.service import JudgeService
+from verdict.judges.ruled import RuledJudge
 
 __all__ = [
     "DEFAULT_PROMPT",
@@ -228,15 +227,13 @@ def _read_payload(reply: JudgeReply) -> dict[str, Any]:
     return verdict_payload(reply, recover=True)
 
 
-class LlmStructured:
+class LlmStructured(RuledJudge):
     """The `llm_structured` evaluator: `await evaluator(config, request, deadline)`.
 
     With `rulings`, a question asked before (same host, model, prompt, schema, output and settings) is answered with
     the ruling it got then (see `rulings`)."""
 
-    def __init__(self, service: JudgeService, rulings: RulingCache | None = None) -> None:
-        self.service = service
-        self.rulings = rulings
+    evaluator = "llm_structured"
 
     async def __call__(
         self, config: Mapping[str, Any], request: EvaluationInput, deadline: float | None
@@ -253,25 +250,21 @@ class LlmStructured:
         async def judge() -> EvaluationResult:
             return await self._judge(config, request, deadline, model, user_prompt)
 
-        host = self.service.host
-        if self.rulings is None or host is None:
-            return await judge()
-        material = {
-            "evaluator": "llm_structured",
-            "host": host_identity(host),
-            "model": model,
-            "prompt": user_prompt,
-            "schema": custom_schema or DEFAULT_SCHEMA,
-            # the evidence check reads the whole output, not only the tail the prompt shows
-            "output": hashlib.sha256(request.output.encode("utf-8", "surrogatepass")).hexdigest(),
-            "settings": {
-                "min_confidence": float(config["min_confidence"]),
-                "uncertain_suffix": bool(config["uncertain_suffix"]),
-                "custom_schema": bool(custom_schema),
-            },
-        }
-        fresh = bool(config.get("fresh", False))
-        return await self.rulings.rule("llm_structured", material, fresh=fresh, deadline=deadline, judge=judge)
+        def material() -> dict[str, Any]:
+            return {
+                "model": model,
+                "prompt": user_prompt,
+                "schema": custom_schema or DEFAULT_SCHEMA,
+                # the evidence check reads the whole output, not only the tail the prompt shows
+                "output": hashlib.sha256(request.output.encode("utf-8", "surrogatepass")).hexdigest(),
+                "settings": {
+                    "min_confidence": float(config["min_confidence"]),
+                    "uncertain_suffix": bool(config["uncertain_suffix"]),
+                    "custom_schema": bool(custom_schema),
+                },
+            }
+
+        return await self._ruled(config, deadline, judge, material)
 
     async def _judge(
         self,

@@ -1,0 +1,162 @@
+"""Descendants that left the process group: found by their marker, killed, and reaped by the server as subreaper.
+
+A group kill misses a descendant that called `setsid`, a Node `detached: true` child or a daemon's double fork. Every
+runner child carries a per-call marker in its environment (`MARKER_ENV`), which its descendants inherit; this module
+finds such processes in /proc, kills them until none is left, and collects the exit status of the ones the server
+adopted (`become_subreaper`). Kept apart from the runner because it is plain Linux process bookkeeping, with no
+asyncio and no knowledge of commands or pools.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import functools
+import os
+import signal
+import time
+from collections.abc import Iterable
+
+__all__ = [
+    "MARKER_ENV",
+    "become_subreaper",
+    "is_subreaper",
+    "kill_group",
+    "kill_marked",
+    "marked_processes",
+    "reap_adopted",
+]
+
+MARKER_ENV = "VERDICT_CALL"
+"""The environment variable that marks every process of one runner call (see `Runner.marker_prefix`)."""
+
+_KILL_ROUNDS = 8
+_REAP_TRIES = 200
+_PR_SET_CHILD_SUBREAPER = 36
+_PR_GET_CHILD_SUBREAPER = 37
+
+
+def become_subreaper() -> bool:
+    """Make this process the reaper of its orphaned descendants (Linux `PR_SET_CHILD_SUBREAPER`).
+
+    A judge's grandchild that leaves the process group (`setsid`, a daemon's double fork) is then re-parented to the
+    server instead of to init, so `kill_marked` can still find it as the server's descendant and `reap_adopted` can
+    collect its exit status. Returns False where the call is not available (not Linux); the kills by marker still
+    work there, but the dead are reaped by init.
+    """
+    try:
+        return bool(_libc().prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
+
+
+def is_subreaper() -> bool:
+    """Whether this process adopts its orphaned descendants (see `become_subreaper`)."""
+    try:
+        flag = ctypes.c_int(0)
+        return bool(_libc().prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0) == 0 and flag.value)
+    except (OSError, AttributeError):
+        return False
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def marked_processes(marker: str, *, prefix: bool = False) -> list[int]:
+    """Live processes whose environment holds `VERDICT_CALL=<marker>` (or, with `prefix`, a marker starting so).
+
+    Zombies have no readable environment and are not listed: they are already dead.
+    """
+    wanted = f"{MARKER_ENV}={marker}".encode()
+    found: list[int] = []
+    me = os.getpid()
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for name in entries:
+        if not name.isdigit() or int(name) == me:
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as handle:
+                environment = handle.read()
+        except OSError:
+            continue
+        for item in environment.split(b"\0"):
+            if item == wanted or (prefix and item.startswith(wanted)):
+                found.append(int(name))
+                break
+    return found
+
+
+def kill_marked(marker: str, *, prefix: bool = False, spared: Iterable[int] = ()) -> int:
+    """SIGKILL every process carrying the call's marker, again until none is left (one may fork while it is being
+    killed), and reap the ones re-parented to this process, except the pids in `spared` (runner children asyncio
+    itself waits for). Returns how many were killed."""
+    killed: set[int] = set()
+    for _ in range(_KILL_ROUNDS):
+        pids = [pid for pid in marked_processes(marker, prefix=prefix) if pid not in killed or _running(pid)]
+        if not pids:
+            break
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+            killed.add(pid)
+    reap_adopted(spared, only=killed)
+    return len(killed)
+
+
+def reap_adopted(spared: Iterable[int] = (), *, only: Iterable[int] | None = None) -> None:
+    """Collect the exit status of dead descendants this process adopted as subreaper, so they do not stay zombies.
+
+    Only children that live in a session other than the server's are touched (every runner child starts its own
+    session; the parse pool's workers share the server's and are reaped by their pool), and never a pid in `spared`
+    (runner children asyncio is still waiting for).
+    """
+    spared = set(spared)
+    candidates = set(only) if only is not None else set(_children())
+    session = os.getsid(0)
+    for pid in candidates - spared:
+        state = _stat(pid)
+        if state is None or state[1] != os.getpid() or state[2] == session:
+            continue
+        for _ in range(_REAP_TRIES if state[0] != "Z" else 1):
+            try:
+                done, _status = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if done:
+                break
+            time.sleep(0.001)
+
+
+def _children() -> list[int]:
+    """This process's direct children (all threads'), from /proc."""
+    found: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in os.listdir("/proc/self/task"):
+            with contextlib.suppress(OSError), open(f"/proc/self/task/{task}/children") as handle:
+                found.extend(int(pid) for pid in handle.read().split())
+    return found
+
+
+def _stat(pid: int) -> tuple[str, int, int] | None:
+    """(state, parent pid, session id) of a process, or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return fields[0], int(fields[1]), int(fields[3])
+
+
+def _running(pid: int) -> bool:
+    state = _stat(pid)
+    return state is not None and state[0] not in ("Z", "X")
+
+
+def kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
