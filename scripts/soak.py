@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "service")]
 
 from tests.support import read_ready  # noqa: E402
-from verdict.runner import MARKER_ENV  # noqa: E402
+from verdict.runner import marked_processes  # noqa: E402
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc  # noqa: E402
 
 FAULTS: dict[str, dict[str, Any]] = {
@@ -115,18 +115,8 @@ def requests(rng: random.Random) -> tuple[str, Any]:
 
 
 def marked(prefix: str) -> list[int]:
-    wanted = f"{MARKER_ENV}={prefix}".encode()
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            environment = Path(f"/proc/{name}/environ").read_bytes()
-        except OSError:
-            continue
-        if any(item.startswith(wanted) for item in environment.split(b"\0")):
-            found.append(int(name))
-    return found
+    """Live processes carrying a runner marker that starts with `prefix` (the server's pid and a dot)."""
+    return marked_processes(prefix, prefix=True)
 
 
 def _is_fake_judge(pid: int, bin_dir: Path) -> bool:

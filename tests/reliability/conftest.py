@@ -32,7 +32,7 @@ from tests.support import (
     start_server_process,
     stop_server_process,
 )
-from verdict.runner import MARKER_ENV
+from verdict.runner import marked_processes
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
 
 settings.register_profile(
@@ -72,18 +72,7 @@ def git(repo: Path, *args: str) -> None:
 
 def marked(prefix: str) -> list[int]:
     """Live processes carrying a runner marker that starts with `prefix` (the server's pid and a dot)."""
-    wanted = f"{MARKER_ENV}={prefix}".encode()
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            environment = Path(f"/proc/{name}/environ").read_bytes()
-        except OSError:
-            continue
-        if any(item.startswith(wanted) for item in environment.split(b"\0")):
-            found.append(int(name))
-    return found
+    return marked_processes(prefix, prefix=True)
 
 
 def descriptors(pid: int) -> int:
