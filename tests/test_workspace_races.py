@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import collections
 import errno
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -23,6 +22,7 @@ from pathlib import Path
 import pytest
 from prometheus_client import CollectorRegistry
 
+from tests.evaluators.test_diffstat import git
 from verdict import workspace
 from verdict.config import Config
 from verdict.errors import PermissionDenied
@@ -158,28 +158,14 @@ async def test_writes_never_land_outside(places: tuple[Path, Path], resolution: 
     assert counts["written"] > 0, dict(counts)
 
 
-def _git(repo: Path, *args: str) -> None:
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": "/nonexistent",
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": "/dev/null",
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.com",
-    }
-    subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, check=True)
-
-
 def _repo(path: Path) -> Path:
     """A repository whose .gitattributes sends *.py through the filter `evil`, with a changed app.py to hash."""
     (path / "src").mkdir(parents=True)
-    _git(path, "init", "-q")
+    git(path, "init", "-q")
     (path / ".gitattributes").write_text("*.py filter=evil\n")
     (path / "src" / "app.py").write_text("print(1)\n")
-    _git(path, "add", "-A")
-    _git(path, "commit", "-qm", "init")
+    git(path, "add", "-A")
+    git(path, "commit", "-qm", "init")
     (path / "src" / "app.py").write_text("print(2)\n")
     return path
 

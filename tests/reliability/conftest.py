@@ -12,7 +12,6 @@ from __future__ import annotations
 import collections
 import json
 import os
-import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ import grpc
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.evaluators.test_diffstat import git
 from tests.judges.conftest import FakeJudges, answer_stdout
 from tests.support import (
     HTTP_SERVER_FAULTS,
@@ -54,20 +54,6 @@ SENT: collections.Counter[str] = collections.Counter()
 """Requests sent per RPC (and per fault scenario) in this session."""
 
 YES = {"verdict": "yes", "verdict_a": "yes", "verdict_b": "no", "confidence": 0.9, "reason": "fine", "evidence": "ok"}
-
-
-def git(repo: Path, *args: str) -> None:
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(repo),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": "/dev/null",
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.com",
-    }
-    subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
 
 
 def marked(prefix: str) -> list[int]:
