@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO, Any
 
 import grpc
@@ -217,3 +218,24 @@ HTTP_SERVER_FAULTS = {
     str(grpc.StatusCode.UNKNOWN.value[0]),
 }
 """What `connect_outcome` returns for INTERNAL and UNKNOWN, in Connect's spelling and as gRPC status numbers."""
+
+
+def process_running(pid: int) -> bool:
+    """Whether `pid` is a live process; a zombie (dead, not yet reaped) counts as gone."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def dies_within(pid: int, seconds: float = 5.0) -> bool:
+    """Whether `pid` is gone within `seconds`. SIGKILL is delivered asynchronously: a killed process in uninterruptible
+    sleep (a disk write on a loaded machine) stays listed until it leaves it, so a kill that was sent is observed as a
+    death shortly after, not at the same instant."""
+    deadline = time.monotonic() + seconds
+    while process_running(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True

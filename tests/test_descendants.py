@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from prometheus_client import CollectorRegistry
 
+from tests.support import dies_within
 from verdict.metrics import Metrics
 from verdict.runner import Command, Runner, marked_processes
 
@@ -23,25 +24,6 @@ def runner() -> Runner:
 
 def _open_descriptors() -> int:
     return len(os.listdir("/proc/self/fd"))
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in ("Z", "X")
-
-
-async def _dies(pid: int) -> bool:
-    """Whether `pid` is gone (or a zombie) within 5 s. SIGKILL is delivered asynchronously: a killed process that is
-    in uninterruptible sleep (a disk write on a loaded machine) stays listed until it leaves it, so the kill having
-    been sent is observed as death shortly after, not at the same instant."""
-    for _ in range(500):
-        if not _alive(pid):
-            return True
-        await asyncio.sleep(0.01)
-    return False
 
 
 async def _pid_from(path: Path) -> int:
@@ -72,7 +54,7 @@ async def test_a_setsid_grandchild_holding_stdout_neither_delays_the_answer_nor_
     assert not done.timed_out
     assert done.returncode == 0
     assert done.stdout == b"the answer\n"
-    assert await _dies(await _pid_from(pidfile))
+    assert dies_within(await _pid_from(pidfile))
     assert marked_processes(runner.marker_prefix, prefix=True) == []
 
 
@@ -99,7 +81,7 @@ async def test_a_daemonising_grandchild_with_closed_pipes_dies_with_the_call(run
     done = await runner.run(Command(tool="judge", argv=_python(script), timeout=60))
     assert done.returncode == 0
     assert done.stdout == b"done\n"
-    assert await _dies(await _pid_from(pidfile))
+    assert dies_within(await _pid_from(pidfile))
     assert marked_processes(runner.marker_prefix, prefix=True) == []
 
 
@@ -149,5 +131,5 @@ async def test_shutdown_kills_every_descendant_of_every_call(runner: Runner, tmp
     done = await call
     assert done.returncode is not None
     assert done.returncode < 0
-    assert await _dies(grandchild)
+    assert dies_within(grandchild)
     assert marked_processes(runner.marker_prefix, prefix=True) == []

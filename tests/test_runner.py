@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from prometheus_client import CollectorRegistry
 
+from tests.support import dies_within
 from verdict.config import Config
 from verdict.errors import ResourceExhausted
 from verdict.metrics import Metrics
@@ -35,24 +36,6 @@ def registry() -> CollectorRegistry:
 @pytest.fixture
 def runner(registry: CollectorRegistry) -> Runner:
     return Runner(Metrics(registry))
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie is dead for our purposes.
-    status = Path(f"/proc/{pid}/status")
-    return status.exists() and "State:\tZ" not in status.read_text()
-
-
-async def _wait_dead(pid: int) -> bool:
-    for _ in range(100):
-        if not _alive(pid):
-            return True
-        await asyncio.sleep(0.05)
-    return False
 
 
 async def test_runs_argv_with_stdin_and_minimal_env(runner: Runner, registry: CollectorRegistry) -> None:
@@ -109,7 +92,7 @@ async def test_timeout_kills_the_whole_group(runner: Runner, registry: Collector
     done = await runner.run(Command(tool="hang", argv=(sys.executable, "-c", script), timeout=1.5))
     assert done.timed_out
     assert done.returncode is None
-    assert await _wait_dead(int(pidfile.read_text()))
+    assert dies_within(int(pidfile.read_text()))
     assert registry.get_sample_value("verdict_subprocess_timeouts_total", {"tool": "hang"}) == 1
     assert runner.live_process_groups == frozenset()
 
@@ -125,7 +108,7 @@ async def test_cancellation_kills_the_group(runner: Runner, tmp_path: Path) -> N
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert await _wait_dead(int(pidfile.read_text()))
+    assert dies_within(int(pidfile.read_text()))
     assert runner.live_process_groups == frozenset()
 
 
@@ -139,7 +122,7 @@ async def test_grandchildren_die_even_after_a_normal_exit(runner: Runner, tmp_pa
     )
     done = await runner.run(Command(tool="py", argv=(sys.executable, "-c", script), timeout=10))
     assert done.returncode == 0
-    assert await _wait_dead(int(pidfile.read_text()))
+    assert dies_within(int(pidfile.read_text()))
 
 
 async def test_a_grandchild_holding_the_pipes_does_not_turn_an_answer_into_a_timeout(
@@ -159,7 +142,7 @@ async def test_a_grandchild_holding_the_pipes_does_not_turn_an_answer_into_a_tim
     assert done.returncode == 0
     assert done.stdout == b"the answer\n"
     assert done.duration < 4
-    assert await _wait_dead(int(pidfile.read_text()))
+    assert dies_within(int(pidfile.read_text()))
     assert registry.get_sample_value("verdict_subprocess_runs_total", {"tool": "py", "outcome": "ok"}) == 1
     assert runner.live_process_groups == frozenset()
 

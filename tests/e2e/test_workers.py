@@ -19,7 +19,7 @@ import grpc
 import pytest
 
 from tests.judges.conftest import FakeJudges, answer_stdout, processes_with_home_under
-from tests.support import ServerProcess, start_server_process, stop_server_process
+from tests.support import ServerProcess, process_running, start_server_process, stop_server_process
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
 from verdict.workers import cpu_quota_cores
 
@@ -86,7 +86,7 @@ def test_a_killed_worker_is_replaced_and_calls_keep_succeeding(two_workers: Serv
     os.kill(first[0], signal.SIGKILL)
     # Connections the kernel queued on the killed worker's socket before it died are reset (as with any crash); the
     # ones made once it is gone must all be answered, by the survivor and then by the replacement.
-    while _alive(first[0]):
+    while process_running(first[0]):
         time.sleep(0.01)
     answered = 0
     deadline = time.monotonic() + 30
@@ -196,15 +196,6 @@ def test_the_default_follows_the_cpu_quota(tmp_path: Path) -> None:
 def _environ(pid: int) -> list[tuple[str, str]]:
     raw = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
     return [tuple(item.decode().split("=", 1)) for item in raw if b"=" in item]  # type: ignore[misc]
-
-
-def _alive(pid: int) -> bool:
-    """Running, as opposed to exited (a zombie not yet reaped has closed its sockets already)."""
-    try:
-        status = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return status.rpartition(")")[2].split()[0] != "Z"
 
 
 def _python() -> str:

@@ -17,7 +17,7 @@ from google.protobuf import json_format
 
 from tests.judges.conftest import FakeJudges, answer_stdout
 from tests.reliability.conftest import SENT, YES, FuzzServer, marked
-from tests.support import start_server_process
+from tests.support import dies_within, process_running, start_server_process
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
 
 ANSWER = answer_stdout("claude-code", YES)
@@ -41,13 +41,6 @@ def _escaped(judges: FakeJudges) -> list[int]:
     return [int(path.name) for path in directory.iterdir()] if directory.is_dir() else []
 
 
-def _alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except (OSError, IndexError):
-        return False
-
-
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
 def test_a_judge_fault_ends_in_a_verdict_and_leaves_nothing_behind(fuzz: FuzzServer, scenario: str) -> None:
     step, verdict, flag = SCENARIOS[scenario]
@@ -62,7 +55,7 @@ def test_a_judge_fault_ends_in_a_verdict_and_leaves_nothing_behind(fuzz: FuzzSer
     else:
         assert "timeout" not in details, "the answer was kept, not thrown away at the time limit"
     for pid in _escaped(fuzz.judges):
-        assert not _alive(pid), f"escaped grandchild {pid} outlived its call"
+        assert dies_within(pid), f"escaped grandchild {pid} outlived its call"
 
 
 def test_a_missing_judge_binary_is_an_error_verdict(fuzz: FuzzServer) -> None:
@@ -123,5 +116,5 @@ def test_sigterm_mid_call_leaves_no_descendant(tmp_path: Path) -> None:
     assert codes[0] not in {grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN}
     time.sleep(0.2)
     assert marked(prefix) == []
-    assert [pid for pid in started if _alive(pid)] == []
-    assert [pid for pid in _escaped(judges) if _alive(pid)] == []
+    assert [pid for pid in started if process_running(pid)] == []
+    assert [pid for pid in _escaped(judges) if process_running(pid)] == []
