@@ -206,11 +206,12 @@ def shell_block() -> Iterator[str]:
 
     from verdict.config import Config
     from verdict.metrics import Metrics
-    from verdict.runner import Runner
+    from verdict.runner import Runner, become_subreaper
     from verdict.verify.model import VerifyInput
     from verdict.verify.verifier import Verifier
 
     async def measure() -> tuple[float, float]:
+        become_subreaper()  # as `verdict serve` does
         metrics = Metrics(CollectorRegistry())
         runner = Runner.for_config(Config(), metrics)
         verifier = Verifier(Config(), runner, metrics)

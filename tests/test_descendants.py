@@ -7,19 +7,27 @@ import asyncio
 import gc
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from prometheus_client import CollectorRegistry
 
 from tests.support import dies_within
+from verdict import descendants
 from verdict.metrics import Metrics
-from verdict.runner import Command, Runner, marked_processes
+from verdict.runner import Command, Runner, become_subreaper, is_subreaper, marked_processes
 
 
-@pytest.fixture
-def runner() -> Runner:
-    return Runner(Metrics(CollectorRegistry()))
+@pytest.fixture(params=["subreaper", "orphans go to init"])
+def runner(request: pytest.FixtureRequest) -> Iterator[Runner]:
+    """Every test runs twice: as the server runs (the subreaper of its orphans, which lets a call whose child left
+    nothing behind skip the /proc scan) and where it cannot be one (orphans go to init; only the scan finds them)."""
+    assert become_subreaper(request.param == "subreaper")
+    try:
+        yield Runner(Metrics(CollectorRegistry()))
+    finally:
+        become_subreaper(False)
 
 
 def _open_descriptors() -> int:
@@ -133,3 +141,22 @@ async def test_shutdown_kills_every_descendant_of_every_call(runner: Runner, tmp
     assert done.returncode < 0
     assert dies_within(grandchild)
     assert marked_processes(runner.marker_prefix, prefix=True) == []
+
+
+async def test_a_call_that_leaves_nothing_behind_skips_the_process_table_scan(
+    runner: Runner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The scan reads the environment of every process on the machine, which costs more than a `bash -n`. As the
+    subreaper, a call whose child exited with no adopted orphan left has nothing to find, and does not scan; without
+    the subreaper flag every call must."""
+    scans: list[str] = []
+    real = descendants.marked_processes
+
+    def counted(marker: str, *, prefix: bool = False) -> list[int]:
+        scans.append(marker)
+        return real(marker, prefix=prefix)
+
+    monkeypatch.setattr(descendants, "marked_processes", counted)
+    done = await runner.run(Command(tool="bash", argv=("bash", "-n"), stdin=b"echo hi\n", timeout=30))
+    assert done.returncode == 0
+    assert bool(scans) == (not is_subreaper())

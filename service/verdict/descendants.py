@@ -21,6 +21,7 @@ __all__ = [
     "MARKER_ENV",
     "become_subreaper",
     "is_subreaper",
+    "kill_escaped",
     "kill_group",
     "kill_marked",
     "marked_processes",
@@ -36,8 +37,9 @@ _PR_SET_CHILD_SUBREAPER = 36
 _PR_GET_CHILD_SUBREAPER = 37
 
 
-def become_subreaper() -> bool:
-    """Make this process the reaper of its orphaned descendants (Linux `PR_SET_CHILD_SUBREAPER`).
+def become_subreaper(enabled: bool = True) -> bool:
+    """Make this process the reaper of its orphaned descendants (Linux `PR_SET_CHILD_SUBREAPER`); `enabled=False`
+    gives them back to init.
 
     A judge's grandchild that leaves the process group (`setsid`, a daemon's double fork) is then re-parented to the
     server instead of to init, so `kill_marked` can still find it as the server's descendant and `reap_adopted` can
@@ -45,7 +47,7 @@ def become_subreaper() -> bool:
     work there, but the dead are reaped by init.
     """
     try:
-        return bool(_libc().prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+        return bool(_libc().prctl(_PR_SET_CHILD_SUBREAPER, int(enabled), 0, 0, 0) == 0)
     except (OSError, AttributeError):
         return False
 
@@ -106,6 +108,36 @@ def kill_marked(marker: str, *, prefix: bool = False, spared: Iterable[int] = ()
             killed.add(pid)
     reap_adopted(spared, only=killed)
     return len(killed)
+
+
+def kill_escaped(marker: str, *, child_exited: bool, spared: Iterable[int] = ()) -> int:
+    """Kill whatever is left of one call after its process group was killed: `kill_marked`, skipped when there
+    cannot be anything to find.
+
+    `kill_marked` reads the environment of every process on the machine, which costs more than the `bash -n` it
+    follows. It can be skipped when this process is the subreaper and the call's direct child has exited (and been
+    reaped): every descendant still alive then hangs below a child of this process that is not one of the runner's
+    own (those are in `spared`), because the kernel re-parents each orphan to its nearest subreaper. No such live
+    child, nothing escaped. Without the subreaper flag orphans go to init, and while the direct child runs its
+    descendants are its own: in both cases only the scan finds them. Returns how many were killed.
+    """
+    if child_exited and is_subreaper() and not _adopted_alive(set(spared)):
+        return 0
+    return kill_marked(marker, spared=spared)
+
+
+def _adopted_alive(spared: set[int]) -> bool:
+    """Whether this process has a live child outside its own session that is not in `spared`: an adopted orphan
+    (the parse pool's workers share the server's session; every runner child has a session of its own)."""
+    session = os.getsid(0)
+    me = os.getpid()
+    for pid in _children():
+        if pid in spared:
+            continue
+        state = _stat(pid)
+        if state is not None and state[0] not in ("Z", "X") and state[1] == me and state[2] != session:
+            return True
+    return False
 
 
 def reap_adopted(spared: Iterable[int] = (), *, only: Iterable[int] | None = None) -> None:

@@ -10,17 +10,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from verdict.descendants import kill_group
 
 if TYPE_CHECKING:
     from verdict.runner import Command
 
-__all__ = ["Sink", "close_pipes", "close_transport", "communicate"]
+__all__ = ["Sink", "close_pipes", "close_transport", "communicate", "start_child"]
 
 _READ_CHUNK = 64 * 1024
-_EXIT_POLL_SECONDS = 0.05
 _AFTER_EXIT_SECONDS = 0.5
 """How long, after the direct child exited and its descendants were killed, what is left in the pipes is read."""
 
@@ -65,15 +64,39 @@ async def _pump(stream: asyncio.StreamReader | None, sink: Sink) -> None:
         sink.add(chunk)
 
 
+async def start_child(argv: tuple[str, ...], **options: Any) -> tuple[asyncio.subprocess.Process, asyncio.Future[None]]:
+    """`asyncio.create_subprocess_exec`, plus a future that resolves the moment the child has exited and been reaped.
+
+    asyncio's own `Process.wait()` also waits for every pipe to close, which a descendant holding stdout delays to the
+    time limit; polling `returncode` instead costs up to one poll interval on every call (a `bash -n` finishes in a
+    few milliseconds). The future is set by the same protocol callback that sets `returncode`.
+    """
+    loop = asyncio.get_running_loop()
+    transport, protocol = await loop.subprocess_exec(lambda: _ExitProtocol(loop), *argv, **options)
+    return asyncio.subprocess.Process(transport, protocol, loop), protocol.exited
+
+
+class _ExitProtocol(asyncio.subprocess.SubprocessStreamProtocol):
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=_READ_CHUNK, loop=loop)
+        self.exited: asyncio.Future[None] = loop.create_future()
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+
 async def communicate(
     process: asyncio.subprocess.Process,
+    exited: asyncio.Future[None],
     command: Command,
     stdout: Sink,
     stderr: Sink,
     kill_descendants: Callable[[], object],
 ) -> bool:
     """Feed stdin and drain both pipes at once (never one after the other: a full pipe would deadlock) until the
-    child exits or its time is up; True when the time ran out.
+    child exits (`exited`, from `start_child`) or its time is up; True when the time ran out.
 
     End-of-file is not what ends a call: any descendant that inherited stdout (a CLI's background worker, a `setsid`
     daemon, a Node `detached` child) would hold it open for as long as it lives, and the answer the child printed
@@ -87,22 +110,19 @@ async def communicate(
     feeder = asyncio.ensure_future(_feed(process, command.stdin))
     readers = asyncio.ensure_future(asyncio.gather(_pump(process.stdout, stdout), _pump(process.stderr, stderr)))
     try:
-        while not readers.done() and process.returncode is None:
-            left = deadline - loop.time()
-            if left <= 0:
-                return True
-            await asyncio.wait({readers}, timeout=min(_EXIT_POLL_SECONDS, left))
+        either: set[asyncio.Future[Any]] = {readers, exited}
+        await asyncio.wait(either, timeout=max(deadline - loop.time(), 0), return_when=asyncio.FIRST_COMPLETED)
         if readers.done():
             readers.result()
-            while process.returncode is None:  # both pipes closed, the child still running
-                left = deadline - loop.time()
-                if left <= 0:
-                    return True
-                await asyncio.sleep(min(_EXIT_POLL_SECONDS, left))
-            return False
-        kill_group(process.pid)
-        kill_descendants()
-        await asyncio.wait({readers}, timeout=_AFTER_EXIT_SECONDS)
+        if not exited.done():
+            if not readers.done():
+                return True
+            await asyncio.wait({exited}, timeout=max(deadline - loop.time(), 0))  # pipes closed, the child runs on
+            return not exited.done()
+        if not readers.done():
+            kill_group(process.pid)
+            kill_descendants()
+            await asyncio.wait({readers}, timeout=_AFTER_EXIT_SECONDS)
         return False
     finally:
         for task in (feeder, readers):

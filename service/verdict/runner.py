@@ -44,6 +44,7 @@ from verdict.descendants import (
     MARKER_ENV,
     become_subreaper,
     is_subreaper,
+    kill_escaped,
     kill_group,
     kill_marked,
     marked_processes,
@@ -51,7 +52,7 @@ from verdict.descendants import (
 )
 from verdict.errors import resource_exhausted
 from verdict.metrics import Metrics
-from verdict.pipes import Sink, close_pipes, close_transport, communicate
+from verdict.pipes import Sink, close_pipes, close_transport, communicate, start_child
 from verdict.slots import SlotLimit, pool_sizes
 
 __all__ = [
@@ -215,8 +216,8 @@ class Runner:
         started = time.monotonic()
         marker = f"{self._prefix}{next(self._calls)}"
         try:
-            process = await asyncio.create_subprocess_exec(
-                *command.argv,
+            process, exited = await start_child(
+                command.argv,
                 stdin=asyncio.subprocess.PIPE if command.stdin is not None else asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
@@ -244,9 +245,8 @@ class Runner:
         outcome = "cancelled"
         stdout, stderr = (Sink(command.max_output_bytes, command.keep_tail) for _ in range(2))
         try:
-            timed_out = await communicate(
-                process, command, stdout, stderr, lambda: kill_marked(marker, spared=self._live)
-            )
+            escaped = functools.partial(kill_escaped, marker, child_exited=True, spared=self._live)
+            timed_out = await communicate(process, exited, command, stdout, stderr, escaped)
             if timed_out:
                 outcome = "timeout"
                 self.metrics.subprocess_timeouts.labels(tool=tool).inc()
@@ -260,7 +260,7 @@ class Runner:
         finally:
             # A normal exit can leave grandchildren behind, in the group or in a session of their own: all die here.
             kill_group(pgid)
-            kill_marked(marker, spared=self._live)
+            kill_escaped(marker, child_exited=process.returncode is not None, spared=self._live)
             stdout.release()
             stderr.release()
             close_pipes(process)
