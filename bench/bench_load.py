@@ -100,16 +100,20 @@ def _rss_mb(server: Server) -> float:
     return total / 1024
 
 
-def _handled(server: Server) -> dict[str, float]:
-    """grpc_server_handled_total of VerifyResponse by code, from the server's /metrics."""
+def _server_counts(server: Server) -> dict[str, float]:
+    """What the server itself counted, from its /metrics: VerifyResponse calls by code
+    (`grpc_server_handled_total`, as `handled CODE`) and calls shed by reason (`verdict_shed_total`, as `shed REASON`)."""
     with urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics", timeout=10) as reply:
         text = reply.read().decode()
-    codes: dict[str, float] = {}
+    counts: dict[str, float] = {}
     for line in text.splitlines():
         if line.startswith("grpc_server_handled_total{") and 'grpc_method="VerifyResponse"' in line:
             code = line.split('grpc_code="', 1)[1].split('"', 1)[0]
-            codes[code] = float(line.rsplit(" ", 1)[1])
-    return codes
+            counts[f"handled {code}"] = float(line.rsplit(" ", 1)[1])
+        elif line.startswith("verdict_shed_total{"):
+            reason = line.split('reason="', 1)[1].split('"', 1)[0]
+            counts[f"shed {reason}"] = counts.get(f"shed {reason}", 0) + float(line.rsplit(" ", 1)[1])
+    return counts
 
 
 def _git_workspace(root: Path) -> str:
@@ -146,14 +150,14 @@ def evaluators(echo: Server, verdict: Server, workspace: str) -> Iterator[str]:
 def overload(verdict: Server) -> Iterator[str]:
     unloaded = _load(verdict, [TINY], clients=1, concurrency=1, duration=2.0)
     capacity = _load(verdict, [TINY], concurrency=8).rate
-    before = _handled(verdict)
+    before = _server_counts(verdict)
     offered = 2 * capacity
     loaded = _load(verdict, [TINY], rate=offered, duration=6.0, timeout=2.0, warmup=0.5)
-    after = _handled(verdict)
-    server_side = {code: after.get(code, 0) - before.get(code, 0) for code in after}
+    after = _server_counts(verdict)
+    server_side = {name: after.get(name, 0) - before.get(name, 0) for name in after}
     ratio = loaded.percentile(0.99) / unloaded.percentile(0.99)
     client_codes = ", ".join(f"{code} {count}" for code, count in sorted(loaded.codes.items()))
-    server_codes = ", ".join(f"{code} {int(count)}" for code, count in sorted(server_side.items()) if count)
+    server_codes = ", ".join(f"{name} {int(count)}" for name, count in sorted(server_side.items()) if count)
     yield (
         f"overload at 2x capacity ({offered:.0f}/s offered for 6 s, 2 s deadline): accepted p99 / unloaded p99 = "
         f"{ratio:.1f} (target <= 3)"
@@ -161,7 +165,7 @@ def overload(verdict: Server) -> Iterator[str]:
     yield f"  clients saw: {client_codes}"
     for code, text in sorted(loaded.details.items()):
         yield f"    {code}: {text!r}"
-    yield f"  server counted (grpc_server_handled_total, incl. warm-up): {server_codes}"
+    yield f"  server counted (grpc_server_handled_total, verdict_shed_total; incl. warm-up): {server_codes}"
     if loaded.rejected_latencies:
         yield f"  rejections answered in p50 {loaded.percentile(0.5, loaded.rejected_latencies) * 1000:.1f} ms"
 

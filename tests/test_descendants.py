@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import signal
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,7 +15,7 @@ from pathlib import Path
 import pytest
 from prometheus_client import CollectorRegistry
 
-from tests.support import dies_within
+from tests.support import dies_within, process_running
 from verdict import descendants
 from verdict.metrics import Metrics
 from verdict.runner import Command, Runner, become_subreaper, is_subreaper, marked_processes
@@ -160,3 +162,37 @@ async def test_a_call_that_leaves_nothing_behind_skips_the_process_table_scan(
     done = await runner.run(Command(tool="bash", argv=("bash", "-n"), stdin=b"echo hi\n", timeout=30))
     assert done.returncode == 0
     assert bool(scans) == (not is_subreaper())
+
+
+async def test_concurrent_calls_each_get_their_own_exit_status(runner: Runner) -> None:
+    """While one call ends and collects adopted zombies, others are starting children that are not registered yet:
+    collecting one of those would steal its exit status (asyncio then reports 255) and, if it waited for it, stall
+    the event loop. Every call gets the status its child exited with."""
+    command = Command(tool="bash", argv=("bash", "-c", "exit 3"), timeout=30)
+    done = await asyncio.gather(*(runner.run(command) for _ in range(40)))
+    assert [call.returncode for call in done] == [3] * 40
+
+
+def test_reap_adopted_collects_dead_orphans_only(tmp_path: Path) -> None:
+    """An orphan adopted by the subreaper is collected once it is dead, without waiting; a live one, and a spared
+    pid, are left alone."""
+    assert become_subreaper(True)
+    try:
+        pidfile = tmp_path / "orphan.pid"
+        # The middle process starts a session-leader grandchild and exits, so the grandchild is adopted here.
+        script = (
+            "import subprocess,sys;"
+            "p=subprocess.Popen([sys.executable,'-c','import time;time.sleep(600)'],start_new_session=True);"
+            f"open({str(pidfile)!r},'w').write(str(p.pid))"
+        )
+        subprocess.run(_python(script), check=True)
+        orphan = int(pidfile.read_text())
+        assert descendants.reap_adopted() == 0  # alive: not waited for
+        assert process_running(orphan)
+        os.kill(orphan, signal.SIGKILL)
+        assert dies_within(orphan)
+        assert descendants.reap_adopted(spared={orphan}) == 0
+        assert descendants.reap_adopted() == 1
+        assert not Path(f"/proc/{orphan}").exists()
+    finally:
+        become_subreaper(False)

@@ -14,7 +14,6 @@ import ctypes
 import functools
 import os
 import signal
-import time
 from collections.abc import Iterable
 
 __all__ = [
@@ -32,7 +31,6 @@ MARKER_ENV = "VERDICT_CALL"
 """The environment variable that marks every process of one runner call (see `Runner.marker_prefix`)."""
 
 _KILL_ROUNDS = 8
-_REAP_TRIES = 200
 _PR_SET_CHILD_SUBREAPER = 36
 _PR_GET_CHILD_SUBREAPER = 37
 
@@ -93,10 +91,10 @@ def marked_processes(marker: str, *, prefix: bool = False) -> list[int]:
     return found
 
 
-def kill_marked(marker: str, *, prefix: bool = False, spared: Iterable[int] = ()) -> int:
+def kill_marked(marker: str, *, prefix: bool = False) -> int:
     """SIGKILL every process carrying the call's marker, again until none is left (one may fork while it is being
-    killed), and reap the ones re-parented to this process, except the pids in `spared` (runner children asyncio
-    itself waits for). Returns how many were killed."""
+    killed). Returns how many were killed. The dead are not waited for here (a killed process takes a moment to
+    die, and the event loop must not wait with it): `reap_adopted` collects them once they are zombies."""
     killed: set[int] = set()
     for _ in range(_KILL_ROUNDS):
         pids = [pid for pid in marked_processes(marker, prefix=prefix) if pid not in killed or _running(pid)]
@@ -106,7 +104,6 @@ def kill_marked(marker: str, *, prefix: bool = False, spared: Iterable[int] = ()
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
             killed.add(pid)
-    reap_adopted(spared, only=killed)
     return len(killed)
 
 
@@ -123,7 +120,7 @@ def kill_escaped(marker: str, *, child_exited: bool, spared: Iterable[int] = ())
     """
     if child_exited and is_subreaper() and not _adopted_alive(set(spared)):
         return 0
-    return kill_marked(marker, spared=spared)
+    return kill_marked(marker)
 
 
 def _adopted_alive(spared: set[int]) -> bool:
@@ -140,28 +137,30 @@ def _adopted_alive(spared: set[int]) -> bool:
     return False
 
 
-def reap_adopted(spared: Iterable[int] = (), *, only: Iterable[int] | None = None) -> None:
-    """Collect the exit status of dead descendants this process adopted as subreaper, so they do not stay zombies.
+def reap_adopted(spared: Iterable[int] = ()) -> int:
+    """Collect the exit status of adopted orphans that are already dead, so they do not stay zombies; never waits.
+    Returns how many were collected.
 
-    Only children that live in a session other than the server's are touched (every runner child starts its own
-    session; the parse pool's workers share the server's and are reaped by their pool), and never a pid in `spared`
-    (runner children asyncio is still waiting for).
+    Only zombie children in a session other than the server's are touched (every runner child starts its own
+    session; the parse pool's workers share the server's and are reaped by their pool), and never a pid in `spared`.
+    `spared` must hold every runner child asyncio still waits for, so this must not run while a child is being
+    started (between its fork and its registration): reaping that child here would steal its exit status from
+    asyncio, which would then report 255 for a `bash -n` that passed.
     """
     spared = set(spared)
-    candidates = set(only) if only is not None else set(_children())
     session = os.getsid(0)
-    for pid in candidates - spared:
-        state = _stat(pid)
-        if state is None or state[1] != os.getpid() or state[2] == session:
+    me = os.getpid()
+    collected = 0
+    for pid in _children():
+        if pid in spared:
             continue
-        for _ in range(_REAP_TRIES if state[0] != "Z" else 1):
-            try:
-                done, _status = os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if done:
-                break
-            time.sleep(0.001)
+        state = _stat(pid)
+        if state is None or state[0] != "Z" or state[1] != me or state[2] == session:
+            continue
+        with contextlib.suppress(ChildProcessError):
+            done, _status = os.waitpid(pid, os.WNOHANG)
+            collected += bool(done)
+    return collected
 
 
 def _children() -> list[int]:

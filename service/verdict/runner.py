@@ -163,6 +163,9 @@ class Runner:
         self.metrics = metrics
         self.limits: dict[str, SlotLimit] = dict(limits or {})
         self._live: set[int] = set()
+        self._starting = 0
+        """Children being started: forked, not yet in `_live`. Adopted zombies are reaped only when none is, since
+        such a child could be taken for an adopted orphan (see `reap_adopted`)."""
         self._prefix = f"{os.getpid()}.{id(self):x}."
         self._calls = itertools.count(1)
         self._threads: concurrent.futures.ThreadPoolExecutor | None = None
@@ -215,6 +218,7 @@ class Runner:
         tool = command.tool
         started = time.monotonic()
         marker = f"{self._prefix}{next(self._calls)}"
+        self._starting += 1
         try:
             process, exited = await start_child(
                 command.argv,
@@ -238,6 +242,8 @@ class Runner:
             if isinstance(exc, NotADirectoryError) or (command.cwd and not os.path.isdir(command.cwd)):
                 raise
             raise CommandNotFound(command.argv[0]) from None
+        finally:
+            self._starting -= 1
         pgid = process.pid
         self._live.add(pgid)
         running = self.metrics.subprocesses_running.labels(tool=tool)
@@ -267,7 +273,7 @@ class Runner:
             if process.returncode is None:
                 await _reap(process)
             close_transport(process)
-            if is_subreaper():
+            if is_subreaper() and not self._starting:
                 reap_adopted(self._live)
             self._live.discard(pgid)
             running.dec()
@@ -279,7 +285,7 @@ class Runner:
         server's last act before exit), and stop the thread pool."""
         for pgid in list(self._live):
             kill_group(pgid)
-        kill_marked(self._prefix, prefix=True, spared=self._live)
+        kill_marked(self._prefix, prefix=True)
         threads, self._threads = self._threads, None
         if threads is not None:
             threads.shutdown(wait=False, cancel_futures=True)
