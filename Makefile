@@ -43,6 +43,7 @@ unit: install system-deps
 
 # Load, overload, workers and memory benchmarks (not part of `make test`); a full run rewrites docs/performance.md.
 bench: install
+	@scripts/install-system-deps bench-apt-packages.txt
 	$(PY) -m bench $(ARGS)
 
 clean:

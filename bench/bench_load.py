@@ -12,11 +12,10 @@ import asyncio
 import subprocess
 import tempfile
 import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from bench.load import LoadResult, Server, run_load, start_echo, start_verdict
+from bench.load import LoadResult, Server, h2load_rate, run_load, server_counts, start_echo, start_verdict
 from verdict.v1 import verdict_pb2
 
 WARMUP, MEASURE, ROUNDS = 1.0, 2.5, 3
@@ -79,12 +78,12 @@ def _load(server: Server, requests: list[Request], **options: float) -> LoadResu
     )
 
 
-def _best_rates(sides: dict[str, tuple[Server, list[Request]]], rounds: int = ROUNDS) -> dict[str, float]:
-    """calls/s of each side, best of `rounds` alternating rounds."""
+def _best_rates(sides: dict[str, tuple[Server, Request]], rounds: int = ROUNDS, **h2load: int) -> dict[str, float]:
+    """calls/s of each side (one request, sent by h2load), best of `rounds` alternating rounds."""
     best = dict.fromkeys(sides, 0.0)
     for _ in range(rounds):
-        for name, (server, requests) in sides.items():
-            best[name] = max(best[name], _load(server, requests).rate)
+        for name, (server, request) in sides.items():
+            best[name] = max(best[name], h2load_rate(server, request, duration=MEASURE, warmup=WARMUP, **h2load))
     return best
 
 
@@ -100,22 +99,6 @@ def _rss_mb(server: Server) -> float:
     return total / 1024
 
 
-def _server_counts(server: Server) -> dict[str, float]:
-    """What the server itself counted, from its /metrics: VerifyResponse calls by code (`grpc_server_handled_total`,
-    as `handled CODE`) and calls shed by reason (`verdict_shed_total`, as `shed REASON`)."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics", timeout=10) as reply:
-        text = reply.read().decode()
-    counts: dict[str, float] = {}
-    for line in text.splitlines():
-        if line.startswith("grpc_server_handled_total{") and 'grpc_method="VerifyResponse"' in line:
-            code = line.split('grpc_code="', 1)[1].split('"', 1)[0]
-            counts[f"handled {code}"] = float(line.rsplit(" ", 1)[1])
-        elif line.startswith("verdict_shed_total{"):
-            reason = line.split('reason="', 1)[1].split('"', 1)[0]
-            counts[f"shed {reason}"] = counts.get(f"shed {reason}", 0) + float(line.rsplit(" ", 1)[1])
-    return counts
-
-
 def _git_workspace(root: Path) -> str:
     workspace = root / "repo"
     workspace.mkdir()
@@ -129,12 +112,12 @@ def _git_workspace(root: Path) -> str:
 
 
 def unary(echo: Server, verdict: Server) -> Iterator[str]:
-    rates = _best_rates({"echo": (echo, [TINY]), "tiny": (verdict, [TINY])})
+    rates = _best_rates({"echo": (echo, TINY), "tiny": (verdict, TINY)})
     yield f"unary VerifyResponse tiny / null echo = {rates['tiny'] / rates['echo']:.2f} (target >= 0.90)"
     for name, request in (("2 KB", KB2), ("20 KB", KB20)):
-        sized = _best_rates({"echo": (echo, [request]), "verify": (verdict, [request])}, rounds=2)
+        sized = _best_rates({"echo": (echo, request), "verify": (verdict, request)}, rounds=2)
         yield f"unary VerifyResponse {name} / null echo of the same bytes = {sized['verify'] / sized['echo']:.2f}"
-    shell = _best_rates({"tiny": (verdict, [TINY]), "shell": (verdict, [SHELL_HEAVY])}, rounds=2)
+    shell = _best_rates({"tiny": (verdict, TINY), "shell": (verdict, SHELL_HEAVY)}, rounds=2)
     yield f"shell-heavy answer (4 bash blocks) / tiny answer, calls/s = {shell['shell'] / shell['tiny']:.2f}"
 
 
@@ -156,10 +139,10 @@ call, and an open loop at twice the capacity saturates the clients, not the serv
 def overload(verdict: Server) -> Iterator[str]:
     unloaded = _load(verdict, OVERLOAD_MIX, clients=1, concurrency=1, duration=2.0)
     capacity = _load(verdict, OVERLOAD_MIX, concurrency=8).rate
-    before = _server_counts(verdict)
+    before = server_counts(verdict)
     offered = 2 * capacity
     loaded = _load(verdict, OVERLOAD_MIX, rate=offered, duration=6.0, timeout=2.0, warmup=0.5)
-    after = _server_counts(verdict)
+    after = server_counts(verdict)
     server_side = {name: after.get(name, 0) - before.get(name, 0) for name in after}
     ratio = loaded.percentile(0.99) / unloaded.percentile(0.99)
     client_codes = ", ".join(f"{code} {count}" for code, count in sorted(loaded.codes.items()))
@@ -181,10 +164,8 @@ def multiprocess() -> Iterator[str]:
     one = start_verdict("--workers", "1")
     two = start_verdict("--workers", "2")
     try:
-        rates = {"1": 0.0, "2": 0.0}
-        for _ in range(2):
-            for name, server in (("1", one), ("2", two)):
-                rates[name] = max(rates[name], _load(server, [TINY], clients=2, concurrency=16).rate)
+        # 16 calls in flight over 8 connections: SO_REUSEPORT spreads connections, not calls, over the workers.
+        rates = _best_rates({"1": (one, TINY), "2": (two, TINY)}, rounds=2, connections=8, streams=2)
     finally:
         one.stop()
         two.stop()

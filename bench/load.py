@@ -17,11 +17,15 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import signal
+import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+import urllib.request
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +34,16 @@ from typing import Any
 import grpc
 import grpc.aio
 
-__all__ = ["LoadResult", "Server", "run_load", "start_echo", "start_verdict", "wait_ready"]
+__all__ = [
+    "LoadResult",
+    "Server",
+    "h2load_rate",
+    "run_load",
+    "server_counts",
+    "start_echo",
+    "start_verdict",
+    "wait_ready",
+]
 
 SERVICE = "verdict.v1.VerdictService"
 _ROOT = str(Path(__file__).resolve().parent.parent)
@@ -115,13 +128,16 @@ def wait_ready(process: subprocess.Popen[str]) -> dict[str, Any]:
 def _start(argv: list[str], env: dict[str, str] | None = None, *, ready_on_stdout: bool = False) -> Server:
     environment = {**os.environ, "PYTHONPATH": _ROOT, **(env or {})}
     if ready_on_stdout:
-        process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=environment)
+        process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment)
         assert process.stdout is not None
+        assert process.stderr is not None
         line = process.stdout.readline()
         if not line:
             process.wait()
             raise RuntimeError(f"{argv} did not start (status {process.returncode})")
         ready = json.loads(line)
+        stream = process.stderr
+        threading.Thread(target=lambda: [None for _ in stream], daemon=True).start()  # its log, drained as the server's
     else:
         process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=environment)
         ready = wait_ready(process)
@@ -138,8 +154,66 @@ def start_verdict(*flags: str, env: dict[str, str] | None = None) -> Server:
 def start_echo(*flags: str) -> Server:
     """The null echo: the same server (`build_server`: options, interceptors, health) answering VerifyResponse with
     its request bytes, untouched: what any call costs before Verdict does any work."""
-    argv = [sys.executable, "-m", "bench.echo_server", *flags]
+    argv = [sys.executable, "-m", "bench.echo_server", "--log-level", "INFO", "--log-format", "json", *flags]
     return _start(argv, ready_on_stdout=True)
+
+
+def h2load_rate(
+    server: Server,
+    request: tuple[str, bytes],
+    *,
+    connections: int = 4,
+    streams: int = 4,
+    duration: float = 2.5,
+    warmup: float = 1.0,
+) -> float:
+    """Calls/s of one request, sent by h2load (nghttp2's HTTP/2 load generator, in C) as a gRPC call: the capacity of
+    the server and not of its clients, which on a shared 2-core machine matters. A Python gRPC client spends about
+    what the server does per call, so Python clients saturate first and every throughput ratio tends to 1.
+
+    h2load counts HTTP statuses, not gRPC ones, so the calls in flight (`connections` x `streams`, 16 by default) are
+    kept within admission control's running + queued bound, where nothing is shed; for a server with a metrics port,
+    every call the server counted in the window must have answered OK (bar those in flight when h2load stopped,
+    which it cancels), or this raises."""
+    method, payload = request
+    before = server_counts(server)
+    with tempfile.NamedTemporaryFile(prefix="verdict-h2load-") as body:
+        body.write(b"\x00" + struct.pack(">I", len(payload)) + payload)
+        body.flush()
+        argv = ["h2load", "-c", str(connections), "-m", str(streams), "-t", "1", "-D", f"{duration * 1000:.0f}ms"]
+        argv += [f"--warm-up-time={warmup * 1000:.0f}ms", "-d", body.name, "-H", "content-type: application/grpc"]
+        argv += ["-H", "te: trailers", f"http://{server.target}/{SERVICE}/{method}"]
+        report = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    found = re.search(r"finished in [^,]+, ([\d.]+) req/s", report)
+    if found is None:
+        raise RuntimeError(f"h2load printed no rate:\n{report}")
+    after = server_counts(server)
+    failed = {name: after[name] - before.get(name, 0) for name in after if name != "handled OK"}
+    if failed.get("handled Canceled", 0) <= connections * streams:
+        failed.pop("handled Canceled", None)  # the calls in flight when h2load stopped
+    if any(failed.values()):
+        raise RuntimeError(f"calls that did not answer OK during an h2load run: {failed}")
+    return float(found.group(1))
+
+
+def server_counts(server: Server) -> dict[str, float]:
+    """What the server itself counted, from its /metrics (empty without one): VerdictService calls by code
+    (`grpc_server_handled_total`, as `handled CODE`) and calls shed by reason (`verdict_shed_total`, as
+    `shed REASON`)."""
+    if not server.metrics_port:
+        return {}
+    with urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics", timeout=10) as reply:
+        text = reply.read().decode()
+    counts: dict[str, float] = {}
+    for line in text.splitlines():
+        if line.startswith("grpc_server_handled_total{") and f'grpc_service="{SERVICE}"' in line:
+            name = "handled " + line.split('grpc_code="', 1)[1].split('"', 1)[0]
+        elif line.startswith("verdict_shed_total{"):
+            name = "shed " + line.split('reason="', 1)[1].split('"', 1)[0]
+        else:
+            continue
+        counts[name] = counts.get(name, 0) + float(line.rsplit(" ", 1)[1])
+    return counts
 
 
 def run_load(
@@ -153,9 +227,12 @@ def run_load(
     duration: float = 4.0,
     timeout: float = 10.0,
     max_calls: int = 0,
+    connections: int = 1,
 ) -> LoadResult:
     """Run `clients` client processes against `target`, cycling through `requests` ((method, serialized) pairs).
-    `rate` > 0 makes it an open loop at `rate` calls/s in total; `max_calls` > 0 stops each client after its share."""
+    `rate` > 0 makes it an open loop at `rate` calls/s in total; `max_calls` > 0 stops each client after its share.
+    `connections` is the TCP connections each client spreads its calls over (SO_REUSEPORT balances connections, not
+    calls, between the workers of one port)."""
     spec = {
         "target": target,
         "requests": [(method, payload.hex()) for method, payload in requests],
@@ -165,6 +242,7 @@ def run_load(
         "duration": duration,
         "timeout": timeout,
         "max_calls": max_calls // clients if max_calls else 0,
+        "connections": connections,
     }
     processes = [
         subprocess.Popen(
@@ -204,9 +282,15 @@ async def _client(spec: dict[str, Any]) -> dict[str, Any]:
     codes: Counter[str] = Counter()
     details: dict[str, str] = {}
     calls = 0
-    async with grpc.aio.insecure_channel(spec["target"], options=options) as channel:
-        stubs = {method: channel.unary_unary(f"/{SERVICE}/{method}") for method in {m for m, _ in requests}}
-        await channel.channel_ready()
+    # A channel of its own subchannel pool is a TCP connection of its own (channels otherwise share one).
+    channels = [
+        grpc.aio.insecure_channel(spec["target"], options=[*options, ("grpc.use_local_subchannel_pool", 1)])
+        for _ in range(spec.get("connections", 1))
+    ]
+    try:
+        for channel in channels:
+            await channel.channel_ready()
+        each = [{m: channel.unary_unary(f"/{SERVICE}/{m}") for m in {m for m, _ in requests}} for channel in channels]
         started = time.perf_counter()
         measured_from = started + spec["warmup"]
         until = measured_from + spec["duration"]
@@ -215,6 +299,7 @@ async def _client(spec: dict[str, Any]) -> dict[str, Any]:
         async def one() -> None:
             nonlocal index, calls
             method, payload = requests[index % len(requests)]
+            stubs = each[index % len(each)]
             index += 1
             begun = time.perf_counter()
             code = "OK"
@@ -252,6 +337,9 @@ async def _client(spec: dict[str, Any]) -> dict[str, Any]:
 
             await asyncio.gather(*(worker() for _ in range(spec["concurrency"])))
         measured = min(time.perf_counter(), until) - measured_from
+    finally:
+        for channel in channels:
+            await channel.close()
     return {
         "calls": calls,
         "seconds": measured,
