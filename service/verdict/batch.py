@@ -90,18 +90,20 @@ async def run_batch(
 ) -> list[Any]:
     """Run every item, at most `batch_concurrency` at once and in order of arrival, each to its own response or
     `google.rpc.Status`. With a deadline, the batch stops a little before it: items not finished then are
-    cancelled (their children killed) and reported DEADLINE_EXCEEDED in their place, never dropped."""
+    cancelled (their children killed) and reported DEADLINE_EXCEEDED in their place, never dropped.
+
+    `batch_concurrency` workers take the next item in turn (one coroutine per slot, not one task per item: a task, a
+    semaphore and a loop turn per item cost a third of what verifying a short answer does)."""
     outcomes: list[Any] = [None] * len(items)
-    slots = asyncio.Semaphore(limits.batch_concurrency)
     cutoff = None
     if deadline is not None:
         left = deadline - time.monotonic()
         cutoff = deadline - min(BATCH_REPLY_MARGIN_SECONDS, max(0.0, left) / 10)
-
     started: set[int] = set()
+    queue = iter(enumerate(items))
 
-    async def one(index: int, item: Any) -> None:
-        async with slots:
+    async def worker() -> None:
+        for index, item in queue:
             if cutoff is not None and time.monotonic() >= cutoff:
                 return
             started.add(index)
@@ -114,27 +116,29 @@ async def run_batch(
                 log.exception("internal error in %s item %d", method, index)
                 outcomes[index] = status_proto(Internal("internal error; the server log has the details"))
 
-    tasks = [asyncio.ensure_future(one(index, item)) for index, item in enumerate(items)]
+    workers = [asyncio.ensure_future(worker()) for _ in range(min(limits.batch_concurrency, len(items)))]
     try:
-        if tasks:
+        if workers:
             timeout = None if cutoff is None else max(0.0, cutoff - time.monotonic())
-            await asyncio.wait(tasks, timeout=timeout)
+            await asyncio.wait(workers, timeout=timeout)
     finally:
-        for task in tasks:
+        for task in workers:
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*workers, return_exceptions=True)
+    counts = {"ok": 0, "deadline_exceeded": 0, "error": 0}
     for index, outcome in enumerate(outcomes):
         if outcome is None:
-            outcomes[index] = _unfinished(index, started=index in started)
+            outcomes[index] = outcome = _unfinished(index, started=index in started)
+        if not isinstance(outcome, status_pb2.Status):
+            counts["ok"] += 1
+        elif outcome.code == code_pb2.DEADLINE_EXCEEDED:
+            counts["deadline_exceeded"] += 1
+        else:
+            counts["error"] += 1
     if metrics is not None:
-        for outcome in outcomes:
-            if not isinstance(outcome, status_pb2.Status):
-                label = "ok"
-            elif outcome.code == code_pb2.DEADLINE_EXCEEDED:
-                label = "deadline_exceeded"
-            else:
-                label = "error"
-            metrics.batch_items.labels(method=method, outcome=label).inc()
+        for label, count in counts.items():
+            if count:
+                metrics.batch_items.labels(method=method, outcome=label).inc(count)
     return outcomes
 
 
