@@ -14,7 +14,7 @@ import ctypes
 import functools
 import os
 import signal
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 __all__ = [
     "MARKER_ENV",
@@ -118,44 +118,37 @@ def kill_escaped(marker: str, *, child_exited: bool, spared: Iterable[int] = ())
     child, nothing escaped. Without the subreaper flag orphans go to init, and while the direct child runs its
     descendants are its own: in both cases only the scan finds them. Returns how many were killed.
     """
-    if child_exited and is_subreaper() and not _adopted_alive(set(spared)):
+    if child_exited and is_subreaper() and all(state in ("Z", "X") for _pid, state in _adopted(set(spared))):
         return 0
     return kill_marked(marker)
 
 
-def _adopted_alive(spared: set[int]) -> bool:
-    """Whether this process has a live child outside its own session that is not in `spared`: an adopted orphan
-    (the parse pool's workers share the server's session; every runner child has a session of its own)."""
+def _adopted(spared: set[int]) -> Iterator[tuple[int, str]]:
+    """(pid, state) of each child of this process that lives in a session other than its own and is not in `spared`:
+    the orphans it adopted as subreaper (every runner child starts a session of its own, and the runner's own
+    children are in `spared`; the parse pool's workers share the server's session and are reaped by their pool)."""
     session = os.getsid(0)
     me = os.getpid()
     for pid in _children():
         if pid in spared:
             continue
         state = _stat(pid)
-        if state is not None and state[0] not in ("Z", "X") and state[1] == me and state[2] != session:
-            return True
-    return False
+        if state is not None and state[1] == me and state[2] != session:
+            yield pid, state[0]
 
 
 def reap_adopted(spared: Iterable[int] = ()) -> int:
     """Collect the exit status of adopted orphans that are already dead, so they do not stay zombies; never waits.
     Returns how many were collected.
 
-    Only zombie children in a session other than the server's are touched (every runner child starts its own
-    session; the parse pool's workers share the server's and are reaped by their pool), and never a pid in `spared`.
-    `spared` must hold every runner child asyncio still waits for, so this must not run while a child is being
-    started (between its fork and its registration): reaping that child here would steal its exit status from
-    asyncio, which would then report 255 for a `bash -n` that passed.
+    Only zombies among the adopted orphans (`_adopted`) are touched, never a pid in `spared`. `spared` must hold every
+    runner child asyncio still waits for, so this must not run while a child is being started (between its fork and
+    its registration): reaping that child here would steal its exit status from asyncio, which would then report 255
+    for a `bash -n` that passed.
     """
-    spared = set(spared)
-    session = os.getsid(0)
-    me = os.getpid()
     collected = 0
-    for pid in _children():
-        if pid in spared:
-            continue
-        state = _stat(pid)
-        if state is None or state[0] != "Z" or state[1] != me or state[2] == session:
+    for pid, state in list(_adopted(set(spared))):
+        if state != "Z":
             continue
         with contextlib.suppress(ChildProcessError):
             done, _status = os.waitpid(pid, os.WNOHANG)
