@@ -27,7 +27,7 @@ TOKEN = "prometheus-token-0123456789abcdef"
 @contextlib.asynccontextmanager
 async def scraping(**overrides: Any) -> AsyncIterator[MetricsHttpServer]:
     registry = CollectorRegistry()
-    config = make_config(metrics_address="127.0.0.1:0", **overrides)
+    config = make_config(**{"metrics_address": "127.0.0.1:0", **overrides})
     app, _ = await build_server(config, registry=registry, env={"PATH": "/usr/bin:/bin"})
     http = await start_metrics_server(app, registry)
     assert http is not None
