@@ -14,7 +14,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 
-from bench.load import wait_ready
+from tests.support import read_ready
 
 __all__ = ["run"]
 
@@ -37,7 +37,8 @@ def _stdout_port(process: subprocess.Popen[str]) -> int:
 
 
 def _ready_metrics_port(process: subprocess.Popen[str]) -> int:
-    return int(wait_ready(process)["metrics_port"])
+    ready, _lines = read_ready(process, 60)
+    return int(ready["metrics_port"])
 
 
 def _measure(argv: list[str], port_of: Callable[[subprocess.Popen[str]], int]) -> tuple[int, int, int, int]:

@@ -9,7 +9,7 @@ encode), not of gRPC or of what every call logs and counts.
 from __future__ import annotations
 
 import asyncio
-import json
+import logging
 import signal
 import sys
 from typing import Any
@@ -38,8 +38,7 @@ async def main(argv: list[str]) -> int:
     await app.start()
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
-    sys.stdout.write(json.dumps({"event": "serving", "grpc_port": port}) + "\n")
-    sys.stdout.flush()
+    logging.getLogger("verdict.server").info("ready", extra={"fields": {"event": "serving", "grpc_port": port}})
     await stop.wait()
     await app.stop(0)
     return 0

@@ -23,7 +23,6 @@ import struct
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.request
 from collections import Counter
@@ -42,7 +41,6 @@ __all__ = [
     "server_counts",
     "start_echo",
     "start_verdict",
-    "wait_ready",
 ]
 
 SERVICE = "verdict.v1.VerdictService"
@@ -108,39 +106,14 @@ class Server:
                 self.process.wait()
 
 
-def wait_ready(process: subprocess.Popen[str]) -> dict[str, Any]:
-    """The `serving` record of a `verdict serve --log-format json` process, read from its stderr; a daemon thread
-    then keeps reading stderr, so the server never blocks on a full pipe."""
-    assert process.stderr is not None
-    stream = process.stderr
-    for line in stream:
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict) and record.get("event") == "serving":
-            threading.Thread(target=lambda: [None for _ in stream], daemon=True).start()
-            return record
-    process.wait()
-    raise RuntimeError(f"{process.args!r} did not start (status {process.returncode})")
+def _start(argv: list[str], env: dict[str, str] | None = None) -> Server:
+    """A server process that logs JSON lines on stderr, once it has logged its `serving` record (`read_ready`, which
+    keeps draining stderr afterwards, so the server never blocks on a full pipe)."""
+    from tests.support import read_ready  # here, not at the top: the client processes import this module too
 
-
-def _start(argv: list[str], env: dict[str, str] | None = None, *, ready_on_stdout: bool = False) -> Server:
     environment = {**os.environ, "PYTHONPATH": _ROOT, **(env or {})}
-    if ready_on_stdout:
-        process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment)
-        assert process.stdout is not None
-        assert process.stderr is not None
-        line = process.stdout.readline()
-        if not line:
-            process.wait()
-            raise RuntimeError(f"{argv} did not start (status {process.returncode})")
-        ready = json.loads(line)
-        stream = process.stderr
-        threading.Thread(target=lambda: [None for _ in stream], daemon=True).start()  # its log, drained as the server's
-    else:
-        process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=environment)
-        ready = wait_ready(process)
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=environment)
+    ready, _lines = read_ready(process, 60)
     return Server(process, int(ready["grpc_port"]), ready.get("metrics_port"))
 
 
@@ -155,7 +128,7 @@ def start_echo(*flags: str) -> Server:
     """The null echo: the same server (`build_server`: options, interceptors, health) answering VerifyResponse with
     its request bytes, untouched: what any call costs before Verdict does any work."""
     argv = [sys.executable, "-m", "bench.echo_server", "--log-level", "INFO", "--log-format", "json", *flags]
-    return _start(argv, ready_on_stdout=True)
+    return _start(argv)
 
 
 def h2load_rate(
