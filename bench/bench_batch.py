@@ -11,7 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import grpc.aio
@@ -26,38 +26,33 @@ PROCESS_SAMPLE = 20
 """One process per answer is timed on this many answers and scaled to CLI_ANSWERS (500 processes take minutes)."""
 
 
-async def _unary(stub: verdict_pb2_grpc.VerdictServiceStub, text: str, seconds: float) -> float:
-    request = verdict_pb2.VerifyResponseRequest(text=text, finish_reason="stop")
+async def _answers_per_second(
+    call: Callable[[], Awaitable[object]], answers_per_call: int, callers: int, seconds: float
+) -> float:
+    """Answers per second from `callers` loops that each repeat `call` (one RPC) for `seconds`."""
     done = 0
     deadline = time.perf_counter() + seconds
 
-    async def worker() -> None:
+    async def caller() -> None:
         nonlocal done
         while time.perf_counter() < deadline:
-            await stub.VerifyResponse(request, timeout=30)
-            done += 1
+            await call()
+            done += answers_per_call
 
     started = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
+    await asyncio.gather(*(caller() for _ in range(callers)))
     return done / (time.perf_counter() - started)
+
+
+async def _unary(stub: verdict_pb2_grpc.VerdictServiceStub, text: str, seconds: float) -> float:
+    request = verdict_pb2.VerifyResponseRequest(text=text, finish_reason="stop")
+    return await _answers_per_second(lambda: stub.VerifyResponse(request, timeout=30), 1, CONCURRENCY, seconds)
 
 
 async def _batched(stub: verdict_pb2_grpc.VerdictServiceStub, text: str, size: int, seconds: float) -> float:
-    request = verdict_pb2.BatchVerifyResponsesRequest(
-        items=[verdict_pb2.VerifyResponseRequest(text=text, finish_reason="stop")] * size
-    )
-    done = 0
-    deadline = time.perf_counter() + seconds
-
-    async def worker() -> None:
-        nonlocal done
-        while time.perf_counter() < deadline:
-            await stub.BatchVerifyResponses(request, timeout=60)
-            done += size
-
-    started = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(2)))
-    return done / (time.perf_counter() - started)
+    item = verdict_pb2.VerifyResponseRequest(text=text, finish_reason="stop")
+    request = verdict_pb2.BatchVerifyResponsesRequest(items=[item] * size)
+    return await _answers_per_second(lambda: stub.BatchVerifyResponses(request, timeout=60), size, 2, seconds)
 
 
 async def _throughput(target: str) -> list[str]:
