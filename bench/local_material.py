@@ -136,7 +136,8 @@ def closers() -> Iterator[str]:
     yield from (f"{damage}: {verdict} {count}" for (damage, verdict), count in sorted(outcome.items()))
 
 
-def _parses(code: str) -> bool:
+def python_parses(code: str) -> bool:
+    """Whether CPython's own parser accepts `code` (the independent reference the breakage studies use)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -186,12 +187,12 @@ def python() -> Iterator[str]:
     excused = []
     for path in rng.sample(paths, min(1500, len(paths))):
         code = _text(path)
-        if code is None or not _parses(code):
+        if code is None or not python_parses(code):
             continue
         outcome["intact", check_python(code).verdict.value] += 1
         for kind in ("closing bracket", "header colon", "open bracket", "quote"):
             broken = _break_python(kind, code, rng)
-            if broken is None or _parses(broken):
+            if broken is None or python_parses(broken):
                 continue
             result = check_python(broken)
             outcome[kind, result.verdict.value] += 1

@@ -11,25 +11,14 @@ seeded sample of that measurement on whichever CPython runs it.
 
 from __future__ import annotations
 
-import ast
 import random
 import sysconfig
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 
+from bench.local_material import python_parses
 from verdict.verify.model import Verdict
 from verdict.verify.python_syntax import check_python
-
-
-def _parses(code: str) -> bool:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ast.parse(code)
-    except (SyntaxError, ValueError):
-        return False
-    return True
 
 
 def _delete_a_closing_bracket(code: str, rng: random.Random) -> str:
@@ -67,7 +56,7 @@ def _sample(count: int) -> list[tuple[str, str]]:
     paths = sorted(
         path
         for path in root.glob("*.py")
-        if 2_000 < path.stat().st_size < 60_000 and "bad" not in path.name and _parses(path.read_text("utf-8"))
+        if 2_000 < path.stat().st_size < 60_000 and "bad" not in path.name and python_parses(path.read_text("utf-8"))
     )
     chosen = random.Random(20261201).sample(paths, count)
     return [(path.name, path.read_text("utf-8")) for path in chosen]
@@ -84,7 +73,7 @@ def test_intact_files_are_ok_and_broken_ones_malformed_without_a_stub_or_languag
                 broken = breakage(code, rng)
             except IndexError:  # nothing of that kind in the file
                 continue
-            if _parses(broken):
+            if python_parses(broken):
                 continue
             result = check_python(broken)
             verdicts.append((name, result.verdict, result.detail))
