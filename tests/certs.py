@@ -11,6 +11,8 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
+import socket
+import ssl
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,3 +119,14 @@ class SecretVolume:
         for name in os.listdir(self.directory):
             if name not in files and not name.startswith(".."):
                 (self.directory / name).unlink()
+
+
+def certificate_shown(port: int, context: ssl.SSLContext) -> bytes:
+    """The DER certificate a brand-new TLS connection to 127.0.0.1:`port` (as `localhost`) is shown."""
+    with (
+        socket.create_connection(("127.0.0.1", port), timeout=10) as raw,
+        context.wrap_socket(raw, server_hostname="localhost") as tls,
+    ):
+        certificate = tls.getpeercert(binary_form=True)
+    assert certificate is not None
+    return certificate

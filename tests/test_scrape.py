@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gzip
-import socket
 import ssl
 import urllib.error
 import urllib.request
@@ -16,7 +15,7 @@ from typing import Any
 import pytest
 from prometheus_client import CollectorRegistry
 
-from tests.certs import CertificateAuthority, SecretVolume
+from tests.certs import CertificateAuthority, SecretVolume, certificate_shown
 from tests.support import make_config
 from verdict.scrape import MetricsHttpServer
 from verdict.server import build_server, start_metrics_server
@@ -111,18 +110,8 @@ async def test_tls_with_a_rotating_certificate_and_auth(tmp_path: Path) -> None:
         assert (await get(url, context=as_runner, Authorization="Basic cm9vdDpyb290"))[0] == 401
 
         volume.update({"tls.crt": second.cert, "tls.key": second.key})
-        seen = await asyncio.to_thread(_served_certificate, http.port, with_cert)
+        seen = await asyncio.to_thread(certificate_shown, http.port, with_cert)
         assert seen == ssl.PEM_cert_to_DER_cert(second.cert.decode())
-
-
-def _served_certificate(port: int, context: ssl.SSLContext) -> bytes:
-    with (
-        socket.create_connection(("127.0.0.1", port), timeout=10) as raw,
-        context.wrap_socket(raw, server_hostname="localhost") as tls,
-    ):
-        certificate = tls.getpeercert(binary_form=True)
-    assert certificate is not None
-    return certificate
 
 
 async def test_connections_over_the_cap_are_closed_and_slow_ones_time_out() -> None:

@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import socket
 import ssl
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -21,7 +20,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from grpc_status import rpc_status
 from prometheus_client import CollectorRegistry
 
-from tests.certs import CertificateAuthority, Issued, SecretVolume
+from tests.certs import CertificateAuthority, Issued, SecretVolume, certificate_shown
 from tests.judges.conftest import RPC_YES, ChatServer, chat_body, llm_request
 from tests.support import make_config
 from verdict.server import App, build_server
@@ -92,13 +91,7 @@ def served_certificate(port: int, roots: bytes) -> bytes:
     """The DER certificate a brand-new TLS connection to `port` is shown (ALPN h2, as a gRPC client offers)."""
     context = ssl.create_default_context(cadata=roots.decode())
     context.set_alpn_protocols(["h2", "http/1.1"])
-    with (
-        socket.create_connection(("127.0.0.1", port), timeout=10) as raw,
-        context.wrap_socket(raw, server_hostname="localhost") as tls,
-    ):
-        certificate = tls.getpeercert(binary_form=True)
-    assert certificate is not None
-    return certificate
+    return certificate_shown(port, context)
 
 
 def der(issued: Issued) -> bytes:
