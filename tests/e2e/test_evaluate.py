@@ -5,7 +5,6 @@ catastrophic regex over the wire."""
 from __future__ import annotations
 
 import asyncio
-import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
 from tests.evaluators.cases import CASES, REJECTED, Case, Rejected, details_match, typed_config, yaml_config
+from tests.evaluators.test_diffstat import make_repo
 from tests.support import Running, make_config, serving
 from verdict.v1 import verdict_pb2
 from verdict.verify.languages import LANGUAGES
@@ -129,23 +129,9 @@ async def test_action_stall_token_round_trip_replay_and_interleaving(server: Run
     assert changed.verdict == "yes"
 
 
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-    )
-
-
 async def test_diff_stall_with_a_real_repository(server: Running) -> None:
     root = Path(server.app.config.workspace_root)
-    repo = root / "loop"
-    repo.mkdir()
-    _git(repo, "init", "-q")
-    (repo / "a.txt").write_text("one\n")
-    _git(repo, "add", "a.txt")
-    _git(repo, "commit", "-qm", "init")
+    repo = make_repo(root / "loop", {"a.txt": "one\n"})
     config = verdict_pb2.EvaluatorConfig(diff_stall=verdict_pb2.DiffStallConfig(max_stall=1))
 
     async def step(state: bytes) -> verdict_pb2.EvaluateResponse:

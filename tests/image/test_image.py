@@ -29,6 +29,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from tests.certs import CertificateAuthority
+from tests.evaluators.test_diffstat import make_repo
 from verdict.rpc import SERVICE_NAME
 from verdict.server import LIVENESS_SERVICE
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
@@ -160,12 +161,6 @@ class Container:
         return docker("exec", self.name, *argv, check=False)
 
 
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=repo, check=True, capture_output=True
-    )
-
-
 def _health(container: Container, service: str) -> int:
     with container.channel() as channel:
         request = health_pb2.HealthCheckRequest(service=service)
@@ -220,12 +215,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A workspace volume holding one git repository, owned by the container's uid as the sidecar's would be (git
     refuses a repository its user does not own)."""
     root = tmp_path_factory.mktemp("workspace")
-    repo = root / "loop"
-    repo.mkdir()
-    _git(repo, "init", "-q")
-    (repo / "a.txt").write_text("one\n")
-    _git(repo, "add", "a.txt")
-    _git(repo, "commit", "-qm", "init")
+    make_repo(root / "loop", {"a.txt": "one\n"})
     for path in [root, *root.rglob("*")]:
         os.chown(path, UID, UID, follow_symlinks=False)
     return root
