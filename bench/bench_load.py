@@ -198,9 +198,9 @@ def memory() -> Iterator[str]:
 def shell_block() -> Iterator[str]:
     from prometheus_client import CollectorRegistry
 
-    from verdict.config import Config
+    from verdict.config.keys import Config
     from verdict.metrics import Metrics
-    from verdict.runner import Runner, become_subreaper
+    from verdict.runner.door import Runner, become_subreaper
     from verdict.verify.model import VerifyInput
     from verdict.verify.verifier import Verifier
 

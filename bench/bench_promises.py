@@ -21,13 +21,13 @@ from pathlib import Path
 
 from prometheus_client import CollectorRegistry
 
-from verdict.config import Config
+from verdict.config.keys import Config
 from verdict.evaluators import EvaluationInput, Evaluations
 from verdict.evaluators.model import EvaluationResult
 from verdict.judges.ruling_stores import MemoryStore, RedisStore, RulingStore
 from verdict.judges.rulings import RulingCache
 from verdict.metrics import Metrics
-from verdict.runner import Runner
+from verdict.runner.door import Runner
 
 CALLS = 20
 LOOKUPS = 500

@@ -22,9 +22,9 @@ from typing import Any
 import grpc.aio
 from prometheus_client import CollectorRegistry
 
-from verdict.config import Config
-from verdict.logs import configure_logging
-from verdict.server import build_server
+from verdict.config.keys import Config
+from verdict.server.assembly import build_server
+from verdict.server.logs import configure_logging
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
 
 CALLS = 300

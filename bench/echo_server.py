@@ -17,10 +17,10 @@ from typing import Any
 import grpc
 import grpc.aio
 
-from verdict.config_sources import load_config
-from verdict.logs import configure_logging
-from verdict.rpc import SERVICE_DESCRIPTOR, SERVICE_NAME
-from verdict.server import build_server
+from verdict.config.sources import load_config
+from verdict.rpc.servicer import SERVICE_DESCRIPTOR, SERVICE_NAME
+from verdict.server.assembly import build_server
+from verdict.server.logs import configure_logging
 
 
 async def _echo(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:

@@ -18,8 +18,8 @@ import grpc
 import grpc.aio
 from prometheus_client import CollectorRegistry
 
-from verdict.config import Config
-from verdict.server import App, build_server
+from verdict.config.keys import Config
+from verdict.server.assembly import App, build_server
 from verdict.v1 import verdict_pb2_grpc
 
 

@@ -8,8 +8,8 @@ import pytest
 
 from tests.certs import SecretVolume
 from tests.support import make_config
-from verdict.auth import ANONYMOUS, Gate, bearer_token, load_policy
 from verdict.errors import ConfigError, PermissionDenied, Unauthenticated
+from verdict.security.gate import ANONYMOUS, Gate, bearer_token, load_policy
 
 RPCS = ("VerifyResponse", "Evaluate", "ListEvaluators")
 TOKEN = "runner-token-0123456789abcdef"

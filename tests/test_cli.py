@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 from tests.support import ServerProcess
-from verdict.cli import build_parser
-from verdict.config import Config, config_keys
-from verdict.config_sources import load_config
+from verdict.cli.main import build_parser
+from verdict.config.keys import Config, config_keys
+from verdict.config.sources import load_config
 
 
 def _verdict(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:

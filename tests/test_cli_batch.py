@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import ServerProcess
-from verdict.config_sources import load_config
+from verdict.config.sources import load_config
 
 OK = "```python\nx = 1\n```\n"
 MALFORMED = "```python\ndef f(:\n```\n"

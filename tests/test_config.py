@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from verdict.config import DEFAULT_JUDGE_MODEL, Config, config_keys
-from verdict.config_sources import load_config
+from verdict.config.keys import DEFAULT_JUDGE_MODEL, Config, config_keys
+from verdict.config.sources import load_config
 from verdict.errors import ConfigError
 from verdict.evaluators.catalogue import validate
 
@@ -108,7 +108,7 @@ async def test_the_largest_accepted_values_build_a_server() -> None:
     """The maxima are the largest values gRPC itself accepts, so every value validation lets through can serve."""
     from prometheus_client import CollectorRegistry
 
-    from verdict.server import build_server
+    from verdict.server.assembly import build_server
 
     config = load_config(
         flags={

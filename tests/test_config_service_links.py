@@ -20,8 +20,8 @@ import pytest
 import yaml
 
 from tests.support import start_server_process
-from verdict.config import config_keys
-from verdict.config_sources import is_service_link, load_config
+from verdict.config.keys import config_keys
+from verdict.config.sources import is_service_link, load_config
 from verdict.errors import ConfigError
 
 SERVICES = Path(__file__).resolve().parents[1] / "deploy" / "base" / "service.yaml"

@@ -27,9 +27,9 @@ from google.rpc import error_details_pb2
 from prometheus_client import CollectorRegistry
 
 from tests.support import Running, make_config, serving
-from verdict.admission import Admission, AdmissionLimits
-from verdict.connect import ConnectServer, connect_application, method_infos
 from verdict.metrics import Metrics
+from verdict.server.connect import ConnectServer, connect_application, method_infos
+from verdict.server.interceptors.admission import Admission, AdmissionLimits
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
 
 SERVICE = "/verdict.v1.VerdictService"

@@ -21,7 +21,7 @@ from google.protobuf import json_format
 from prometheus_client import CollectorRegistry
 
 from tests.support import make_config, serving, start_server_process, stop_server_process
-from verdict.decisions import DecisionLog, build_decision_log
+from verdict.rpc.decisions import DecisionLog, build_decision_log
 from verdict.v1 import verdict_pb2
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"

@@ -16,9 +16,8 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from tests.support import dies_within, process_running
-from verdict import descendants
 from verdict.metrics import Metrics
-from verdict.runner import Command, Runner, become_subreaper, is_subreaper, marked_processes
+from verdict.runner import Command, Runner, become_subreaper, descendants, is_subreaper, marked_processes
 
 
 @pytest.fixture(params=["subreaper", "orphans go to init"])

@@ -12,9 +12,9 @@ from pathlib import Path
 import yaml
 
 from tests.support import ServerProcess
-from verdict.config import Config, config_keys
-from verdict.config_sources import load_config
-from verdict.effective import MASK, is_secret, render
+from verdict.config.effective import MASK, is_secret, render
+from verdict.config.keys import Config, config_keys
+from verdict.config.sources import load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -53,7 +53,7 @@ SURFACES = {
         "VerdictError",
         "resource_exhausted",
     },
-    "verdict.auth": {
+    "verdict.security.gate": {
         "ANONYMOUS",
         "OPEN",
         "Caller",
@@ -65,9 +65,15 @@ SURFACES = {
         "load_policy",
         "require_judges",
     },
-    "verdict.tls": {"Certificates", "peer_identities", "server_credentials", "ssl_peer_identities"},
-    "verdict.access": {"HEALTH_WATCHES_PER_CONNECTION", "AccessInterceptor", "InFlight", "publish", "unpublish"},
-    "verdict.scrape": {"MetricsHttpServer"},
+    "verdict.security.tls": {"Certificates", "peer_identities", "server_credentials", "ssl_peer_identities"},
+    "verdict.server.interceptors.access_control": {
+        "HEALTH_WATCHES_PER_CONNECTION",
+        "AccessInterceptor",
+        "InFlight",
+        "publish",
+        "unpublish",
+    },
+    "verdict.server.scrape": {"MetricsHttpServer"},
     "verdict.workspace": {
         "NAME_MAX",
         "PATH_MAX",
@@ -80,9 +86,9 @@ SURFACES = {
         "open_root",
         "read_bounded",
     },
-    "verdict.wire": {"DIAGNOSE_DEPTH", "Undecodable", "diagnose", "lenient_decoder", "undecodable", "varint"},
-    "verdict.connect": {"ConnectServer", "connect_application", "method_infos"},
-    "verdict.decisions": {
+    "verdict.rpc.decoding": {"DIAGNOSE_DEPTH", "Undecodable", "diagnose", "lenient_decoder", "undecodable", "varint"},
+    "verdict.server.connect": {"ConnectServer", "connect_application", "method_infos"},
+    "verdict.rpc.decisions": {
         "DecisionLog",
         "FileSink",
         "HttpSink",
@@ -92,8 +98,8 @@ SURFACES = {
         "failure",
         "record_call",
     },
-    "verdict.logs": {"JsonFormatter", "TextFormatter", "configure_logging"},
-    "verdict.effective": {"MASK", "is_secret", "render"},
+    "verdict.server.logs": {"JsonFormatter", "TextFormatter", "configure_logging"},
+    "verdict.config.effective": {"MASK", "is_secret", "render"},
     "verdict.verify": {
         "LANGUAGES",
         "BlockCheck",

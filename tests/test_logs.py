@@ -14,8 +14,8 @@ import grpc
 import pytest
 
 from tests.support import ServerProcess, start_server_process, stop_server_process
-from verdict.logs import JsonFormatter, TextFormatter
-from verdict.observe import CallContext, TraceContext, current_call, parse_traceparent
+from verdict.rpc.context import CallContext, TraceContext, current_call, parse_traceparent
+from verdict.server.logs import JsonFormatter, TextFormatter
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -99,7 +99,10 @@ def test_text_format_server_lines(tmp_path: object) -> None:
     finally:
         process.terminate()
         process.wait(timeout=30)
-    assert " INFO verdict.access [ListEvaluators request_id=req-7 trace_id=" + TRACE_ID in access
+    assert (
+        " INFO verdict.server.interceptors.access_control [ListEvaluators request_id=req-7 trace_id=" + TRACE_ID
+        in access
+    )
     assert "code=OK" in access
     assert "method=/verdict.v1.VerdictService/ListEvaluators" in access
 

@@ -16,7 +16,8 @@ from grpc_health.v1._async import HealthServicer
 from prometheus_client import CollectorRegistry
 
 from verdict.metrics import Metrics
-from verdict.observe import CallContextFilter, MetricsInterceptor
+from verdict.server.interceptors.observe import MetricsInterceptor
+from verdict.server.logs import CallContextFilter
 
 SLOW = {"grpc_type": "unary", "grpc_service": "test.Slow", "grpc_method": "Wait"}
 WATCH = {"grpc_type": "server_stream", "grpc_service": "grpc.health.v1.Health", "grpc_method": "Watch"}

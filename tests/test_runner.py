@@ -12,10 +12,10 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from tests.support import dies_within
-from verdict.config import Config
+from verdict.config.keys import Config
 from verdict.errors import ResourceExhausted
 from verdict.metrics import Metrics
-from verdict.runner import (
+from verdict.runner.door import (
     MARKER_ENV,
     Command,
     CommandNotFound,

@@ -17,8 +17,8 @@ from prometheus_client import CollectorRegistry
 
 from tests.certs import CertificateAuthority, SecretVolume, certificate_shown
 from tests.support import make_config
-from verdict.scrape import MetricsHttpServer
-from verdict.server import build_server, start_metrics_server
+from verdict.server.assembly import build_server, start_metrics_server
+from verdict.server.scrape import MetricsHttpServer
 
 TOKEN = "prometheus-token-0123456789abcdef"
 

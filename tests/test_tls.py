@@ -9,7 +9,7 @@ import pytest
 from tests.certs import CertificateAuthority, SecretVolume
 from tests.support import make_config
 from verdict.errors import ConfigError
-from verdict.tls import Certificates, peer_identities, ssl_peer_identities
+from verdict.security.tls import Certificates, peer_identities, ssl_peer_identities
 
 
 @pytest.mark.parametrize(

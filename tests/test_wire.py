@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from verdict.rpc.decoding import DIAGNOSE_DEPTH, Undecodable, diagnose, lenient_decoder, varint
 from verdict.v1 import verdict_pb2
-from verdict.wire import DIAGNOSE_DEPTH, Undecodable, diagnose, lenient_decoder, varint
 
 
 def _with_bad_utf8(request: verdict_pb2.EvaluateRequest, marker: bytes) -> bytes:

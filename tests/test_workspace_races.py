@@ -24,12 +24,12 @@ from prometheus_client import CollectorRegistry
 
 from tests.evaluators.test_diffstat import git
 from verdict import workspace
-from verdict.config import Config
+from verdict.config.keys import Config
 from verdict.errors import PermissionDenied
 from verdict.evaluators import EvaluationInput, Evaluations
 from verdict.judges.files import read_text, workspace_file, write_text
 from verdict.metrics import Metrics
-from verdict.runner import Runner
+from verdict.runner.door import Runner
 from verdict.workspace import openat2
 
 ROUNDS = 2000

@@ -2,6 +2,6 @@
 
 import sys
 
-from verdict.cli import main
+from verdict.cli.main import main
 
 sys.exit(main())

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 import yaml
 
-from verdict.config import Config
-from verdict.config_sources import load_config
+from verdict.config.keys import Config
+from verdict.config.sources import load_config
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from tests.deploy.conftest import DEPLOY, OVERLAYS, ROOT, render, verdict_container, verdict_deployment
-from verdict.config_sources import load_config
+from verdict.config.sources import load_config
 
 DOCKERFILE = DEPLOY / "Dockerfile"
 DOCKERIGNORE = ROOT / ".dockerignore"

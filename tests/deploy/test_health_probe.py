@@ -11,8 +11,8 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from tests.deploy.conftest import DEPLOY
-from verdict.config import Config
-from verdict.server import LIVENESS_SERVICE, READINESS_SERVICES, App, build_server
+from verdict.config.keys import Config
+from verdict.server.assembly import LIVENESS_SERVICE, READINESS_SERVICES, App, build_server
 
 PROBE = DEPLOY / "health_probe.py"
 

@@ -35,8 +35,8 @@ from tests.deploy.conftest import (
     verdict_deployment,
 )
 from verdict import __version__
-from verdict.config_sources import load_config
-from verdict.server import LIVENESS_SERVICE, READINESS_SERVICES
+from verdict.config.sources import load_config
+from verdict.server.assembly import LIVENESS_SERVICE, READINESS_SERVICES
 
 KUBERNETES_VERSION = "1.32"
 CRD_KINDS = {"ServiceMonitor", "PodMonitor", "PrometheusRule"}
@@ -386,8 +386,8 @@ def test_production_ships_the_monitoring_objects() -> None:
 
 def test_production_turns_tls_and_auth_on_through_secrets(tmp_path: Path) -> None:
     """Certificates, tokens and the policy come from Secret volumes; the policy is valid for this proto's RPCs."""
-    from verdict.auth import load_policy
-    from verdict.rpc import SERVICE_DESCRIPTOR
+    from verdict.rpc.servicer import SERVICE_DESCRIPTOR
+    from verdict.security.gate import load_policy
 
     objects = render("overlays/production")
     deployment = verdict_deployment(objects)

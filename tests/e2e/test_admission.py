@@ -20,8 +20,9 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_status import rpc_status
 
 from tests.support import Running, make_config, serving
-from verdict.admission import AdmissionLimits, available_cores
 from verdict.evaluators import EvaluationResult
+from verdict.server.cores import cpu_quota_cores
+from verdict.server.interceptors.admission import AdmissionLimits
 from verdict.v1 import verdict_pb2
 
 SERVICE = "verdict.v1.VerdictService"
@@ -182,8 +183,9 @@ def test_limits_are_derived_from_the_cores_unless_set() -> None:
     assert AdmissionLimits.from_config(make_config(max_concurrent_rpcs=5), cores=3).queued == 5
 
 
-def test_available_cores_follows_the_container_cpu_quota(tmp_path: Path) -> None:
+def test_admission_counts_cores_as_the_workers_do(tmp_path: Path) -> None:
+    """One counter sizes both: a quota the workers see (here a cgroup v2 root) is the quota admission is sized for."""
     (tmp_path / "cpu.max").write_text("150000 100000\n")
-    assert available_cores(tmp_path) == min(2, available_cores(tmp_path / "missing"))
-    (tmp_path / "cpu.max").write_text("max 100000\n")
-    assert available_cores(tmp_path) == available_cores(tmp_path / "missing") >= 1
+    cores = cpu_quota_cores(tmp_path, tmp_path / "no-proc")
+    assert cores == min(2, cpu_quota_cores(tmp_path / "missing", tmp_path / "no-proc"))
+    assert AdmissionLimits.from_config(make_config(), cores=cores).running == 4 * cores

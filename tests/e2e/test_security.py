@@ -23,7 +23,7 @@ from prometheus_client import CollectorRegistry
 from tests.certs import CertificateAuthority, Issued, SecretVolume, certificate_shown
 from tests.judges.conftest import RPC_YES, ChatServer, chat_body, llm_request
 from tests.support import make_config
-from verdict.server import App, build_server
+from verdict.server.assembly import App, build_server
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
 from verdict_client import AsyncVerdictClient, ClientConfig, TlsConfig, VerdictClient, VerdictRpcError
 
@@ -440,7 +440,7 @@ async def test_the_principal_is_in_the_log_context_of_the_call(
 ) -> None:
     """Any line logged while a call runs carries its principal (never its token): the access log line, and the
     judge's failure."""
-    from verdict.observe import CallContextFilter
+    from verdict.server.logs import CallContextFilter
 
     auth_files["policy"].write_text(POLICY.replace("judges: false", "judges: true"))
     overrides = {

@@ -143,7 +143,7 @@ async def test_one_connection_cannot_hold_more_than_a_few_health_watches() -> No
     and a slot freed by an ended Watch is taken again."""
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-    from verdict.access import HEALTH_WATCHES_PER_CONNECTION
+    from verdict.server.interceptors.access_control import HEALTH_WATCHES_PER_CONNECTION
 
     async with started() as app, grpc.aio.insecure_channel(f"127.0.0.1:{app.port}") as channel:
         health = health_pb2_grpc.HealthStub(channel)
@@ -188,7 +188,7 @@ async def test_auth_without_tls_off_loopback_is_warned_about_on_both_ports(
     """Bearer tokens sent in cleartext can be read off the network. The server still starts (a service mesh may
     encrypt the hop for it), but says so at WARNING for each port that takes tokens off loopback, and not on
     loopback."""
-    from verdict.server import start_metrics_server
+    from verdict.server.assembly import start_metrics_server
 
     policy = tmp_path / "policy.yaml"
     policy.write_text(POLICY.replace("reflection: true", "reflection: true\n    metrics: true"))

@@ -19,7 +19,7 @@ from grpc_status import rpc_status
 from prometheus_client import CollectorRegistry
 
 from tests.support import Running, ServerProcess, make_config, serving, start_server_process
-from verdict.server import build_server
+from verdict.server.assembly import build_server
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
 
 SERVICE = "verdict.v1.VerdictService"

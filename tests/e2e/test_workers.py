@@ -20,8 +20,8 @@ import pytest
 
 from tests.judges.conftest import FakeJudges, answer_stdout, processes_with_home_under
 from tests.support import ServerProcess, process_running, start_server_process, stop_server_process
+from verdict.server.cores import cpu_quota_cores
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
-from verdict.workers import cpu_quota_cores
 
 TINY = verdict_pb2.VerifyResponseRequest(text='Done:\n```json\n{"x": 1}\n```\n', finish_reason="stop")
 

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from prometheus_client import CollectorRegistry
 
-from verdict.config import Config
+from verdict.config.keys import Config
 from verdict.evaluators import Evaluations
 from verdict.metrics import Metrics
-from verdict.runner import Runner
+from verdict.runner.door import Runner
 
 
 @pytest.fixture

@@ -8,13 +8,13 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from tests.evaluators.cases import CASES, Case, details_match
-from verdict.config import Config
+from verdict.config.keys import Config
 from verdict.evaluators import CATALOGUE, EvaluationResult, Outside, deterministic, jsonable
 from verdict.evaluators.catalogue import SPECS, validate
 from verdict.evaluators.interpolation import InterpolationError, Namespaces, interpolate
 from verdict.evaluators.model import Judgement, Step
 from verdict.metrics import Metrics
-from verdict.runner import Runner
+from verdict.runner.door import Runner
 
 
 async def judge(case: Case) -> Judgement | EvaluationResult:

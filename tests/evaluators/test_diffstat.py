@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from verdict.config import Config
+from verdict.config.keys import Config
 from verdict.errors import FailedPrecondition, InvalidArgument, PermissionDenied, VerdictError
 from verdict.evaluators import EvaluationInput, EvaluationResult, Evaluations
 from verdict.metrics import Metrics
-from verdict.runner import Command, Completed, Runner
+from verdict.runner.door import Command, Completed, Runner
 
 GIT_ENV = {
     "PATH": os.environ.get("PATH", "/usr/bin:/bin"),

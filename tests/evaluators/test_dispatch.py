@@ -11,11 +11,11 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from tests.evaluators.cases import CASES, REJECTED, Case, Rejected, details_match, yaml_text
-from verdict.config import Config
+from verdict.config.keys import Config
 from verdict.errors import DeadlineTooShort, FailedPrecondition, InvalidArgument, InvalidConfig
 from verdict.evaluators import EvaluationInput, EvaluationResult, Evaluations, load_evaluate_block
 from verdict.metrics import Metrics
-from verdict.runner import Runner
+from verdict.runner.door import Runner
 from verdict.v1 import verdict_pb2
 
 CATASTROPHIC = "(a|aa)+$"

@@ -22,10 +22,10 @@ from prometheus_client import CollectorRegistry
 from tests.evaluators.cases import CASES, Case, details_match, typed_config, yaml_config, yaml_text
 from tests.evaluators.test_deterministic import judge
 from tests.support import Running, make_config, serving
-from verdict.config import Config
+from verdict.config.keys import Config
 from verdict.evaluators import EvaluationInput, Evaluations, load_evaluate_block
 from verdict.metrics import Metrics
-from verdict.runner import Runner
+from verdict.runner.door import Runner
 from verdict.v1 import verdict_pb2
 
 _PREV_10 = {"prev": {"output": "10"}}

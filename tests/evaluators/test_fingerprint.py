@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from tests.evaluators.test_diffstat import Loop, git, make_repo
-from verdict.config import Config
+from verdict.config.keys import Config
 from verdict.evaluators import Evaluations, state
 from verdict.metrics import Metrics
-from verdict.runner import Runner
+from verdict.runner.door import Runner
 
 
 async def _verdicts(loop: Loop, steps: list[object]) -> list[str]:

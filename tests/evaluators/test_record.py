@@ -17,7 +17,7 @@ from google.protobuf import json_format
 from prometheus_client import CollectorRegistry
 
 from tests.support import make_config, serving
-from verdict.config import Config
+from verdict.config.keys import Config
 from verdict.errors import InvalidArgument, InvalidConfig
 from verdict.evaluators import (
     CATALOGUE,
@@ -33,7 +33,7 @@ from verdict.evaluators import (
 )
 from verdict.judges import build_judges
 from verdict.metrics import Metrics
-from verdict.runner import Runner
+from verdict.runner.door import Runner
 from verdict.v1 import verdict_pb2
 
 TYPED_MEMBERS = sorted(

@@ -23,11 +23,11 @@ import pytest
 from google.protobuf import json_format
 from prometheus_client import CollectorRegistry
 
-from verdict.config import Config
+from verdict.config.keys import Config
 from verdict.judges import HOSTS, HostRegistry, JudgeService
 from verdict.metrics import Metrics
-from verdict.runner import Runner
-from verdict.server import build_server
+from verdict.runner.door import Runner
+from verdict.server.assembly import build_server
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
 
 HERE = Path(__file__).parent

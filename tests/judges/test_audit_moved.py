@@ -13,11 +13,11 @@ import pytest
 
 from tests.judges import conftest as judges
 from tests.judges.conftest import FakeJudges
-from verdict.config import JUDGE_TIMEOUT_CEILING_SECONDS, Config
+from verdict.config.keys import JUDGE_TIMEOUT_CEILING_SECONDS, Config
 from verdict.errors import ConfigError
 from verdict.judges import JudgeRequest, build_judges
 from verdict.metrics import Metrics
-from verdict.runner import Command, Completed, Runner
+from verdict.runner.door import Command, Completed, Runner
 from verdict.verify.model import VerifyInput
 
 fake_judges = judges.fake_judges

@@ -18,7 +18,7 @@ from prometheus_client import CollectorRegistry
 
 from tests.judges import fake_judge
 from tests.judges.conftest import ENVELOPES, answer_stdout
-from verdict.config import Config
+from verdict.config.keys import Config
 from verdict.errors import ConfigError
 from verdict.judges import HOSTS, CliHost, HostRegistry, JudgeOutcome, JudgeRequest, JudgeService
 from verdict.judges.clis import CLI_HOSTS, CREDENTIAL_VARIABLES, PROBE_ORDER, READERS
@@ -26,7 +26,7 @@ from verdict.judges.envelopes import EnvelopeError, JudgeReply
 from verdict.judges.hosts import Invocation
 from verdict.judges.payload import PayloadError, verdict_payload
 from verdict.metrics import Metrics
-from verdict.runner import Runner
+from verdict.runner.door import Runner
 
 DOCS = Path(__file__).parents[2] / "docs"
 ANSWER = {"verdict": "yes", "confidence": 0.9, "reason": "the tests passed", "evidence": []}

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from tests.judges.conftest import ChatServer, ServiceFactory, chat_body
-from verdict.config import Config
-from verdict.config_sources import load_config
+from verdict.config.keys import Config
+from verdict.config.sources import load_config
 from verdict.errors import ConfigError
 from verdict.judges import JudgeOutcome, JudgeRequest
 from verdict.judges.credentials import REDACTED, ApiKey, CredentialError, KeyFile

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from verdict.config import Config
+from verdict.config.keys import Config
 from verdict.evaluators.model import EvaluationInput
 from verdict.judges import JudgeService, LlmStructured
 

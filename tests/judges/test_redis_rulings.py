@@ -20,10 +20,10 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from tests.judges.conftest import RPC_YES, FakeJudges, answer_stdout, details, llm_request
-from verdict.config import Config
+from verdict.config.keys import Config
 from verdict.judges.ruling_stores import RedisStore, StoredRuling
 from verdict.metrics import Metrics
-from verdict.server import build_server
+from verdict.server.assembly import build_server
 from verdict.v1 import verdict_pb2_grpc
 
 YES = {"stdout": answer_stdout("claude-code", RPC_YES)}

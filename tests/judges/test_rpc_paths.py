@@ -26,7 +26,7 @@ from tests.judges.conftest import (
     envelope,
     llm_request,
 )
-from verdict.config import JUDGE_TIMEOUT_CEILING_SECONDS
+from verdict.config.keys import JUDGE_TIMEOUT_CEILING_SECONDS
 from verdict.judges.clis import CLI_HOSTS
 from verdict.judges.interpret import MAX_JUDGE_OUTPUT_BYTES
 from verdict.v1 import verdict_pb2

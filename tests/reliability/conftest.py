@@ -32,7 +32,7 @@ from tests.support import (
     start_server_process,
     stop_server_process,
 )
-from verdict.runner import marked_processes
+from verdict.runner.door import marked_processes
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
 
 settings.register_profile(

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from verdict.config import Config
+from verdict.config.keys import Config
 from verdict.verify.closers import (
     CONTAINER_ENDED,
     INDENTED_CLOSER,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from verdict.config import Config
+from verdict.config.keys import Config
 from verdict.verify.fences import scan_fences_bounded
 from verdict.verify.model import BlockCheck, Verdict, Verification, VerifyInput
 from verdict.verify.offline import verify_offline

@@ -12,7 +12,7 @@ import difflib
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from verdict.config import DEFAULT_JUDGE_MODEL
+from verdict.config.keys import DEFAULT_JUDGE_MODEL
 from verdict.errors import InvalidConfig
 from verdict.evaluators import deterministic, outside, stall
 from verdict.evaluators.record import Evaluator, Identity, Pure, Registry

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from verdict.config import Config
+from verdict.config.keys import Config
 from verdict.errors import FailedPrecondition, InvalidArgument
 from verdict.evaluators import deterministic, state
 from verdict.evaluators.catalogue import CATALOGUE
@@ -36,7 +36,7 @@ from verdict.evaluators.record import Evaluator, Registry
 from verdict.evaluators.spec import EvaluatorSpec
 from verdict.evaluators.values import jsonable
 from verdict.metrics import Metrics
-from verdict.runner import Runner
+from verdict.runner.door import Runner
 from verdict.workspace import inside
 
 __all__ = ["Evaluations"]

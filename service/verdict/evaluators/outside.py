@@ -12,14 +12,13 @@ import os
 import time
 from dataclasses import dataclass
 
-from verdict import patterns
-from verdict.config import Config
+from verdict.config.keys import Config
 from verdict.errors import DeadlineTooShort
-from verdict.evaluators import deterministic, stall
+from verdict.evaluators import deterministic, patterns, stall
 from verdict.evaluators.diffstat import Checkout, GitFailed, diff_stat
 from verdict.evaluators.fingerprint import fingerprint
 from verdict.evaluators.model import EvaluationResult, Judgement, Step
-from verdict.runner import Runner
+from verdict.runner.door import Runner
 from verdict.workspace import UncheckedConfig, find_repository, open_beneath, open_root
 
 __all__ = ["Outside", "Workspace", "diff_stall", "output_contains"]

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from verdict.config import DEFAULT_JUDGE_MODEL
+from verdict.config.keys import DEFAULT_JUDGE_MODEL
 from verdict.evaluators.model import EvaluationResult, Judgement, Step
 from verdict.evaluators.outside import Outside
 from verdict.evaluators.spec import EvaluatorSpec

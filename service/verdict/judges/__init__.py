@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from verdict.config import Config
+from verdict.config.keys import Config
 from verdict.evaluators.model import JudgedEvaluator
 from verdict.judges.clis import HOSTS, host_named, select_host
 from verdict.judges.comparator import Comparator
@@ -38,7 +38,7 @@ from verdict.judges.rulings import RulingCache, build_ruling_cache
 from verdict.judges.second_opinion import SecondOpinion
 from verdict.judges.service import JudgeService
 from verdict.metrics import Metrics
-from verdict.runner import Runner
+from verdict.runner.door import Runner
 
 __all__ = [
     "HOSTS",

@@ -32,7 +32,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from verdict.config import Config
+from verdict.config.keys import Config
 from verdict.evaluators.model import EvaluationResult
 from verdict.judges.hosts import Host, HttpHost
 from verdict.judges.ruling_stores import MemoryStore, RedisStore, RulingStore, StoredRuling, StoreUnavailable

@@ -7,7 +7,7 @@ in a child process, are unverifiable; a running server (`verdict serve`) checks 
 
 from __future__ import annotations
 
-from verdict.config import Config
+from verdict.config.keys import Config
 from verdict.verify.checks import run_checker
 from verdict.verify.fences import scan_fences_bounded
 from verdict.verify.languages import LANGUAGES, Languages, Runs

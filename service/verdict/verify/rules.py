@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from verdict.config import Config
+from verdict.config.keys import Config
 from verdict.verify.closers import BrokenFence, broken_fences
 from verdict.verify.fences import FencedBlock, FenceScan
 from verdict.verify.languages import LANGUAGES, Language, Languages

@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
-from verdict.config import Config
+from verdict.config.keys import Config
 from verdict.errors import ResourceExhausted
 
 __all__ = ["SlotLimit", "pool_sizes"]

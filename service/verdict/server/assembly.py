@@ -31,26 +31,26 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from prometheus_client import CollectorRegistry
 
-from verdict.access import AccessInterceptor
-from verdict.admission import Admission, AdmissionInterceptor, AdmissionLimits
-from verdict.auth import Gate
-from verdict.config import Config
-from verdict.decisions import DecisionLog, build_decision_log
+from verdict.config.keys import Config
 from verdict.errors import ConfigError
 from verdict.evaluators import Evaluations
-from verdict.health import Health
 from verdict.judges import Judges, build_judges
-from verdict.lenient import LenientDecoding
 from verdict.metrics import Metrics, register_runtime_collectors
-from verdict.observe import MetricsInterceptor
-from verdict.rpc import SERVICE_DESCRIPTOR, SERVICE_NAME, Limits, VerdictServicer, method_handlers
-from verdict.runner import Runner, become_subreaper
-from verdict.scrape import MetricsHttpServer
-from verdict.tls import Certificates, server_credentials
+from verdict.rpc.decisions import DecisionLog, build_decision_log
+from verdict.rpc.servicer import SERVICE_DESCRIPTOR, SERVICE_NAME, Limits, VerdictServicer, method_handlers
+from verdict.runner.door import Runner, become_subreaper
+from verdict.security.gate import Gate
+from verdict.security.tls import Certificates, server_credentials
+from verdict.server.health import Health
+from verdict.server.interceptors.access_control import AccessInterceptor
+from verdict.server.interceptors.admission import Admission, AdmissionInterceptor, AdmissionLimits
+from verdict.server.interceptors.decoding import LenientDecoding
+from verdict.server.interceptors.observe import MetricsInterceptor
+from verdict.server.scrape import MetricsHttpServer
 from verdict.verify.verifier import Verifier
 
 if TYPE_CHECKING:
-    from verdict.connect import ConnectServer
+    from verdict.server.connect import ConnectServer
 
 __all__ = ["LIVENESS_SERVICE", "READINESS_SERVICES", "App", "build_server", "serve"]
 
@@ -158,8 +158,8 @@ class App:
 
 
 def _server_options(config: Config, *, reuse_port: bool = False) -> list[tuple[str, Any]]:
-    """Channel arguments of every listener. `reuse_port` lets the workers of `verdict.workers` share one port (the
-    kernel spreads connections over them); a single process keeps it off, so a second server on the same port fails
+    """Channel arguments of every listener. `reuse_port` lets the workers of `verdict.server.workers` share one port
+    (the kernel spreads connections over them); a single process keeps it off, so a second server on the same port fails
     to bind instead of silently taking half the traffic."""
     largest = max(config.max_message_bytes, config.max_batch_bytes)  # single calls are held to theirs in rpc.py
     options: list[tuple[str, Any]] = [
@@ -269,7 +269,7 @@ async def build_server(
     metrics.initialize_rpcs(SERVICE_NAME, [(m.name, "unary") for m in SERVICE_DESCRIPTOR.methods])
     http = None
     if config.http_address:
-        from verdict.connect import ConnectServer, connect_application
+        from verdict.server.connect import ConnectServer, connect_application
 
         try:
             http = ConnectServer(
@@ -365,7 +365,7 @@ async def serve(
     (fields event=serving, grpc_port, metrics_port) when ready, in the configured log format; returns the exit
     status. Raises ConfigError naming the key when an address cannot be bound.
 
-    One process, whatever `config.workers` says: `verdict.workers` runs several of these, each with `reuse_port`
+    One process, whatever `config.workers` says: `verdict.server.workers` runs several of these, each with `reuse_port`
     and an `on_ready` that tells the supervisor instead of logging (the supervisor logs the one ready record)."""
     prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
     if not become_subreaper():

@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from verdict.config import ENV_PREFIX, Config, config_keys
+from verdict.config.keys import ENV_PREFIX, Config, config_keys
 from verdict.errors import ConfigError
 
 __all__ = ["is_service_link", "load_config", "parse_value"]

@@ -26,7 +26,7 @@ from typing import Any
 
 import grpc
 
-from verdict.config import Config
+from verdict.config.keys import Config
 from verdict.errors import ConfigError
 
 __all__ = ["Certificates", "peer_identities", "server_credentials", "ssl_peer_identities"]

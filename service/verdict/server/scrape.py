@@ -31,10 +31,10 @@ import ssl
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 
-from verdict.auth import Gate, bearer_token
 from verdict.errors import ConfigError
 from verdict.metrics import Metrics
-from verdict.tls import Certificates, ssl_peer_identities
+from verdict.security.gate import Gate, bearer_token
+from verdict.security.tls import Certificates, ssl_peer_identities
 
 __all__ = ["MetricsHttpServer"]
 

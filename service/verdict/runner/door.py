@@ -22,7 +22,7 @@ when starting a child is UNAVAILABLE with a retry hint, not an error of the call
 
 The runner is the one entry (`Runner.run`); its parts live beside it by job: `pipes.py` (feeding and draining one
 child's pipes), `descendants.py` (markers, kills and reaping of escaped descendants) and `slots.py` (the pools). The
-names they export are re-exported here, so `verdict.runner` stays the one import for callers.
+names they export are re-exported here, so `verdict.runner.door` stays the one import for callers.
 """
 
 from __future__ import annotations
@@ -33,14 +33,15 @@ import contextlib
 import functools
 import itertools
 import os
-import signal
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import ParamSpec, TypeVar
 
-from verdict.config import Config
-from verdict.descendants import (
+from verdict.config.keys import Config
+from verdict.errors import resource_exhausted
+from verdict.metrics import Metrics
+from verdict.runner.command import Command, CommandNotFound, Completed, minimal_env, signal_name
+from verdict.runner.descendants import (
     MARKER_ENV,
     become_subreaper,
     is_subreaper,
@@ -50,10 +51,8 @@ from verdict.descendants import (
     marked_processes,
     reap_adopted,
 )
-from verdict.errors import resource_exhausted
-from verdict.metrics import Metrics
-from verdict.pipes import Sink, close_pipes, close_transport, communicate, start_child
-from verdict.slots import SlotLimit, pool_sizes
+from verdict.runner.pipes import Sink, close_pipes, close_transport, communicate, start_child
+from verdict.runner.slots import SlotLimit, pool_sizes
 
 __all__ = [
     "MARKER_ENV",
@@ -81,77 +80,6 @@ OFF_LOOP_THREADS = 2
 """Threads for CPU-bound Python work moved off the event loop (`Runner.off_loop`). Few on purpose: each one competes
 with the event loop for the GIL, and the interpreter hands it over every 5 ms, so with two the loop waits ~10 ms at
 worst for its turn; more threads would make every health check wait longer, not the work go faster."""
-
-
-def minimal_env(path: str | None = None, home: str | None = None, **extra: str) -> dict[str, str]:
-    """The environment a child gets: PATH, a UTF-8 locale, HOME if given, and exactly the extras named.
-
-    Nothing else of the server's environment leaks in (no credentials, no BASH_ENV, no GIT_* overrides).
-    """
-    env = {"PATH": path if path is not None else os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
-    if home is not None:
-        env["HOME"] = home
-    env.update(extra)
-    return env
-
-
-@dataclass(frozen=True)
-class Command:
-    """One child process to run. `tool` is the bounded metric label and the concurrency pool it draws from."""
-
-    tool: str
-    argv: tuple[str, ...]
-    timeout: float
-    env: Mapping[str, str] = field(default_factory=minimal_env)
-    stdin: bytes | None = None
-    cwd: str | None = None
-    max_output_bytes: int = 1024 * 1024
-    keep_tail: bool = False
-    """Past the cap, keep the last bytes instead of the first: for CLIs that stream events and put the answer last."""
-    pass_fds: tuple[int, ...] = ()
-    """Descriptors the child inherits under the same numbers (everything else is closed): a directory the caller
-    opened and checked, which the child reaches as `/proc/self/fd/N` and which no rename can swap."""
-    slot_held: bool = False
-    """The caller already holds a slot of this tool's pool (the judge service holds one across the whole call, the
-    wait for the deadline and HTTP hosts included), so the runner must not take a second one."""
-
-
-def signal_name(returncode: int | None) -> str | None:
-    """The name of the signal a negative return code stands for (SIGSEGV, ...), or None for an exit or no code.
-
-    The one place signal numbers become names, for children of the runner and workers of the parse pool alike."""
-    if returncode is None or returncode >= 0:
-        return None
-    try:
-        return signal.Signals(-returncode).name
-    except ValueError:
-        return f"signal {-returncode}"
-
-
-@dataclass(frozen=True)
-class Completed:
-    """What a child did. `returncode` is None when it was killed at its time limit; negative when a signal ended it."""
-
-    returncode: int | None
-    stdout: bytes
-    stderr: bytes
-    duration: float
-    timed_out: bool = False
-    stdout_truncated: bool = False
-    stderr_truncated: bool = False
-
-    @property
-    def signal_name(self) -> str | None:
-        """The name of the signal that ended the child (SIGSEGV, ...), or None."""
-        return signal_name(self.returncode)
-
-
-class CommandNotFound(Exception):
-    """Raised when the program to run does not exist or is not executable."""
-
-    def __init__(self, program: str) -> None:
-        super().__init__(f"{program}: command not found")
-        self.program = program
 
 
 class Runner:
@@ -299,7 +227,7 @@ async def _reap(process: asyncio.subprocess.Process) -> None:
 
 
 async def start_worker(argv: tuple[str, ...], env: Mapping[str, str]) -> asyncio.subprocess.Process:
-    """Start one server worker of `verdict.workers` (the other kind of child, next to bounded tool runs): a
+    """Start one server worker of `verdict.server.workers` (the other kind of child, next to bounded tool runs): a
     long-lived process with no time or output limit, whose lifetime the supervisor owns (it waits for it, restarts
     it, signals it). stdin and stdout are pipes: the worker prints its ready line on stdout and treats end of file on
     stdin as its supervisor's death. It runs in its own session, so a terminal's Ctrl-C reaches it once, forwarded

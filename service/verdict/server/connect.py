@@ -43,14 +43,15 @@ from hypercorn.config import Config as HypercornConfig
 from hypercorn.utils import wrap_app
 from protobuf.wkt import Any as ConnectAny
 
-from verdict.access import AccessInterceptor, publish, unpublish
-from verdict.admission import EXEMPT_METHODS, Admission
-from verdict.config import Config
+from verdict.config.keys import Config
 from verdict.errors import ConfigError, InvalidArgument, VerdictError
 from verdict.metrics import Metrics, grpc_code_label
-from verdict.observe import CallContext, MethodSeries, current_call, log_access, parse_traceparent
-from verdict.rpc import SERVICE_DESCRIPTOR, SERVICE_NAME, VerdictServicer, message_class, to_status
-from verdict.wire import Undecodable, undecodable
+from verdict.rpc.context import CallContext, current_call, parse_traceparent
+from verdict.rpc.decoding import Undecodable, undecodable
+from verdict.rpc.servicer import SERVICE_DESCRIPTOR, SERVICE_NAME, VerdictServicer, message_class, to_status
+from verdict.server.interceptors.access_control import AccessInterceptor, publish, unpublish
+from verdict.server.interceptors.admission import EXEMPT_METHODS, Admission
+from verdict.server.interceptors.observe import MethodSeries, log_access
 
 __all__ = ["ConnectServer", "connect_application", "method_infos"]
 

@@ -47,11 +47,11 @@ from google.protobuf import json_format, message
 from prometheus_client import CollectorRegistry, Counter
 
 from verdict import __version__
-from verdict.config import Config
+from verdict.config.keys import Config
 from verdict.errors import VerdictError
 from verdict.evaluators import load_evaluate_block
 from verdict.metrics import grpc_code_label
-from verdict.observe import CallContext, current_call
+from verdict.rpc.context import CallContext, current_call
 from verdict.v1 import verdict_pb2
 
 __all__ = [

@@ -8,111 +8,28 @@ and cached, so the per-call cost is a dict lookup and a few counter increments.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import inspect
 import logging
-import re
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
 import grpc.aio
 
-from verdict.interceptors import HandlerInterceptor, Shape, rewrap
 from verdict.metrics import GRPC_CODE_LABELS, Metrics, grpc_code_label
+from verdict.rpc.context import CallContext, current_call, parse_traceparent
+from verdict.server.interceptors.base import HandlerInterceptor, Shape, rewrap
 
 __all__ = [
-    "CallContext",
-    "CallContextFilter",
     "MethodSeries",
     "MetricsInterceptor",
-    "TraceContext",
-    "current_call",
+    "call_context",
     "log_access",
-    "parse_traceparent",
 ]
 
 log = logging.getLogger("verdict.rpc")
 access_log = logging.getLogger("verdict.access")
-
-_TRACEPARENT = re.compile(r"([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?")
-
-
-@dataclass(frozen=True)
-class TraceContext:
-    """The W3C trace context a caller sent (`traceparent`): which distributed trace and parent span a call is in."""
-
-    trace_id: str
-    span_id: str
-    sampled: bool
-
-
-def parse_traceparent(value: str) -> TraceContext | None:
-    """Read a W3C `traceparent` header; None when it is absent or invalid (the spec says: then ignore it).
-
-    Version ff, all-zero ids and upper-case hex are invalid; a future version may append fields after a dash."""
-    match = _TRACEPARENT.fullmatch(value.strip())
-    if match is None:
-        return None
-    version, trace_id, span_id, flags, rest = match.groups()
-    if version == "ff" or (version == "00" and rest) or set(trace_id) == {"0"} or set(span_id) == {"0"}:
-        return None
-    return TraceContext(trace_id, span_id, bool(int(flags, 16) & 1))
-
-
-@dataclass(frozen=True)
-class CallContext:
-    """What a log line (and a decision record) about the current call should carry."""
-
-    method: str
-    request_id: str
-    deadline_seconds: float | None
-    trace: TraceContext | None = None
-    principal: str = ""
-    """The authenticated principal (never a token); empty until the access interceptor has authenticated the call."""
-    transport: str = "grpc"
-    learned: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
-    """Facts learned inside the call that lines written after it need: the access interceptor records the principal
-    here too, because the context it publishes with the principal is reset before the access line is written."""
-
-    @property
-    def trace_id(self) -> str:
-        return self.trace.trace_id if self.trace is not None else ""
-
-    def log_fields(self) -> dict[str, str]:
-        """The call's identity as structured log fields (empty ones left out)."""
-        fields = {
-            "method": self.method,
-            "request_id": self.request_id,
-            "trace_id": self.trace_id,
-            "span_id": self.trace.span_id if self.trace is not None else "",
-            "principal": self.principal or self.learned.get("principal", ""),
-        }
-        return {key: value for key, value in fields.items() if value}
-
-
-current_call: contextvars.ContextVar[CallContext | None] = contextvars.ContextVar("verdict_call", default=None)
-
-
-class CallContextFilter(logging.Filter):
-    """Adds `%(call)s` to every log record: the RPC method, the caller's x-request-id, the deadline it gave and (with
-    auth on) the principal, so a
-    warning from a judge or a parse can be traced to the call that caused it. Outside a call it is `-`."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        call = current_call.get()
-        if call is None:
-            record.call = "-"
-        else:
-            deadline = "none" if call.deadline_seconds is None else f"{call.deadline_seconds:.1f}s"
-            trace = f" trace_id={call.trace_id}" if call.trace is not None else ""
-            principal = call.principal or call.learned.get("principal", "")
-            shown = f" principal={principal}" if principal else ""
-            record.call = f"{call.method} request_id={call.request_id or '-'}{trace} deadline={deadline}{shown}"
-        return True
-
 
 _TYPES = {
     (False, False): "unary",

@@ -18,11 +18,29 @@ import sys
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
-from verdict.observe import CallContextFilter, current_call
+from verdict.rpc.context import current_call
 
-__all__ = ["JsonFormatter", "TextFormatter", "configure_logging"]
+__all__ = ["CallContextFilter", "JsonFormatter", "TextFormatter", "configure_logging"]
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s [%(call)s] %(message)s"
+
+
+class CallContextFilter(logging.Filter):
+    """Adds `%(call)s` to every log record: the RPC method, the caller's x-request-id, the deadline it gave and (with
+    auth on) the principal, so a
+    warning from a judge or a parse can be traced to the call that caused it. Outside a call it is `-`."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        call = current_call.get()
+        if call is None:
+            record.call = "-"
+        else:
+            deadline = "none" if call.deadline_seconds is None else f"{call.deadline_seconds:.1f}s"
+            trace = f" trace_id={call.trace_id}" if call.trace is not None else ""
+            principal = call.principal or call.learned.get("principal", "")
+            shown = f" principal={principal}" if principal else ""
+            record.call = f"{call.method} request_id={call.request_id or '-'}{trace} deadline={deadline}{shown}"
+        return True
 
 
 def _fields(record: logging.LogRecord) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 Nothing below this layer imports grpc. The conversion between messages and domain values lives in `messages.py`,
 the error-to-status mapping in `status.py` and batch execution with the size limits in `batch.py`; this module
-wires them into the RPCs and re-exports their public names, so `verdict.rpc` stays the one import for callers.
+wires them into the RPCs and re-exports their public names, so `verdict.rpc.servicer` stays the one import for callers.
 
 Requests are decoded leniently: a message the protobuf runtime rejects (a string field holding invalid UTF-8, say)
 reaches the servicer as `Undecodable` and is answered with INVALID_ARGUMENT naming the field, instead of the opaque
@@ -23,12 +23,13 @@ from google.protobuf import message
 from google.protobuf.descriptor import Descriptor
 from google.rpc import status_pb2
 
-from verdict.auth import current_caller, require_judges
-from verdict.batch import Limits, batch_response, run_batch
-from verdict.decisions import DecisionLog, failure, record_call
 from verdict.errors import Internal, ResourceExhausted, Unavailable, VerdictError, resource_exhausted
 from verdict.evaluators import Evaluations
-from verdict.messages import (
+from verdict.metrics import Metrics
+from verdict.rpc.batch import Limits, batch_response, run_batch
+from verdict.rpc.decisions import DecisionLog, failure, record_call
+from verdict.rpc.decoding import Undecodable, lenient_decoder
+from verdict.rpc.messages import (
     VERDICT_TO_PROTO,
     catalogue_response,
     checked_context,
@@ -39,11 +40,10 @@ from verdict.messages import (
     verification_to_proto,
     verify_input,
 )
-from verdict.metrics import Metrics
-from verdict.status import status_proto, to_status
+from verdict.rpc.status import status_proto, to_status
+from verdict.security.gate import current_caller, require_judges
 from verdict.v1 import verdict_pb2
 from verdict.verify.verifier import InlineBudget, Verifier
-from verdict.wire import Undecodable, lenient_decoder
 
 __all__ = [
     "SERVICE_DESCRIPTOR",

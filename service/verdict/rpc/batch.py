@@ -17,10 +17,10 @@ from typing import Any, TypeVar
 from google.protobuf import message
 from google.rpc import code_pb2, status_pb2
 
-from verdict.config import Config
+from verdict.config.keys import Config
 from verdict.errors import DeadlineTooShort, Internal, InvalidArgument, ResourceExhausted, VerdictError
 from verdict.metrics import Metrics
-from verdict.status import status_proto
+from verdict.rpc.status import status_proto
 from verdict.v1 import verdict_pb2
 
 __all__ = ["BATCH_REPLY_MARGIN_SECONDS", "Limits", "batch_response", "run_batch"]

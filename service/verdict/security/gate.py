@@ -47,7 +47,7 @@ from typing import Any
 
 import yaml
 
-from verdict.config import Config
+from verdict.config.keys import Config
 from verdict.errors import ConfigError, PermissionDenied, Unauthenticated
 
 __all__ = [

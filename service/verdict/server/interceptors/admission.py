@@ -28,22 +28,21 @@ import asyncio
 import collections
 import contextlib
 import logging
-import os
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import grpc
 import grpc.aio
 
-from verdict.config import Config
+from verdict.config.keys import Config
 from verdict.errors import DeadlineTooShort, ResourceExhausted, VerdictError
-from verdict.interceptors import HandlerInterceptor, rewrap
 from verdict.metrics import Metrics
-from verdict.rpc import SERVICE_NAME, to_status
+from verdict.rpc.servicer import SERVICE_NAME, to_status
+from verdict.server.cores import cpu_quota_cores
+from verdict.server.interceptors.base import HandlerInterceptor, rewrap
 
-__all__ = ["Admission", "AdmissionInterceptor", "AdmissionLimits", "available_cores"]
+__all__ = ["Admission", "AdmissionInterceptor", "AdmissionLimits"]
 
 log = logging.getLogger("verdict.admission")
 
@@ -58,19 +57,6 @@ _RETRY_MIN_SECONDS = 0.05
 _RETRY_MAX_SECONDS = 5.0
 
 
-def available_cores(cgroup_root: Path = Path("/sys/fs/cgroup")) -> int:
-    """Cores this process may use: the container's CPU quota (cgroup v2 `cpu.max`, rounded up) when it has one, else
-    the CPUs it may be scheduled on. A pod limited to 2 CPUs on a 64-core node must size itself for 2."""
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    try:
-        quota, period = (cgroup_root / "cpu.max").read_text().split()[:2]
-        if quota != "max":
-            return max(1, min(cpus, -(-int(quota) // int(period))))
-    except (OSError, ValueError):
-        pass
-    return max(1, cpus)
-
-
 @dataclass(frozen=True)
 class AdmissionLimits:
     """The resolved bounds (no "derive" placeholders left)."""
@@ -81,7 +67,7 @@ class AdmissionLimits:
 
     @classmethod
     def from_config(cls, config: Config, cores: int | None = None) -> AdmissionLimits:
-        running = config.max_concurrent_rpcs or CALLS_PER_CORE * (cores or available_cores())
+        running = config.max_concurrent_rpcs or CALLS_PER_CORE * (cores or cpu_quota_cores())
         queued = running if config.max_queued_rpcs < 0 else config.max_queued_rpcs
         return cls(running, queued, config.min_deadline_seconds)
 

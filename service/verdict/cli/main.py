@@ -3,9 +3,9 @@
 `verify` and `evaluate` run the domain code in-process by default (no server needed: a CI step can check a saved
 completion), or call a running server with `--target host:port`. Both print JSON. Exit status for `verify`: 0 when the
 response did not fail (ok or unverifiable), 1 when it failed (truncated or malformed), 2 on a usage or I/O error.
-Given many files, a directory or JSONL, they run as a batch job (`verdict.jobs`): one JSON line per input, a summary on
-stderr, exit status 1 when any input failed or could not be checked. A closed stdout (`verdict verify ... | head -1`)
-ends the run quietly with status 141, as a shell tool killed by SIGPIPE would.
+Given many files, a directory or JSONL, they run as a batch job (`verdict.cli.jobs`): one JSON line per input, a
+summary on stderr, exit status 1 when any input failed or could not be checked. A closed stdout (`verdict verify ... |
+head -1`) ends the run quietly with status 141, as a shell tool killed by SIGPIPE would.
 
 Human-facing spellings are the ones every client and doc uses: verdicts in lower case (`malformed`, the wire enum
 `VERIFY_VERDICT_MALFORMED` without its prefix) and the state token in base64 (the proto3 JSON form of bytes, which
@@ -28,13 +28,13 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from verdict.config import Config, config_keys
-from verdict.config_sources import load_config
+from verdict.config.keys import Config, config_keys
+from verdict.config.sources import load_config
 from verdict.errors import ConfigError, VerdictError
-from verdict.logs import configure_logging
+from verdict.server.logs import configure_logging
 
 if TYPE_CHECKING:
-    from verdict.server import Components
+    from verdict.server.assembly import Components
 
 __all__ = ["main"]
 
@@ -136,7 +136,7 @@ def _local_components() -> Components:
     from prometheus_client import CollectorRegistry
 
     from verdict.metrics import Metrics
-    from verdict.server import build_components
+    from verdict.server.assembly import build_components
 
     return build_components(load_config(env=os.environ), Metrics(CollectorRegistry()), os.environ)
 
@@ -150,7 +150,7 @@ def _is_batch(args: argparse.Namespace) -> bool:
 
 async def _job(args: argparse.Namespace) -> int:
     """Many inputs: in process through the batch code path, or through the batch RPC of `--target`."""
-    from verdict import jobs
+    from verdict.cli import jobs
 
     if args.batch_size < 1:
         raise ValueError(f"--batch-size must be at least 1, got {args.batch_size}")
@@ -168,7 +168,7 @@ async def _job(args: argparse.Namespace) -> int:
             run = _remote_batches(args, channel)
             summary = await jobs.run_job(args.command, items, run, out=sys.stdout, err=sys.stderr, size=args.batch_size)
     else:
-        from verdict.rpc import Limits, VerdictServicer
+        from verdict.rpc.servicer import Limits, VerdictServicer
 
         config = load_config(env=os.environ)
         async with _local_components() as components:
@@ -244,7 +244,7 @@ async def _verify(args: argparse.Namespace) -> dict[str, Any]:
     if args.target:
         response = await _call(args, "VerifyResponse", request)
     else:
-        from verdict.rpc import verification_to_proto, verify_input
+        from verdict.rpc.servicer import verification_to_proto, verify_input
 
         async with _local_components() as components:
             response = verification_to_proto(await components.verifier.verify(verify_input(request)))
@@ -267,7 +267,7 @@ async def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
     if args.target:
         response = await _call(args, "Evaluate", request)
     else:
-        from verdict.rpc import evaluation_input, evaluation_to_proto
+        from verdict.rpc.servicer import evaluation_input, evaluation_to_proto
 
         async with _local_components() as components:
             response = evaluation_to_proto(await components.evaluations.evaluate(evaluation_input(request)))
@@ -311,13 +311,13 @@ def _state_token(text: str) -> bytes:
 
 
 def _as_json(response: Any) -> dict[str, Any]:
-    from verdict.jobs import as_json
+    from verdict.cli.jobs import as_json
 
     return as_json(response)
 
 
 def _config(args: argparse.Namespace) -> int:
-    from verdict.effective import render
+    from verdict.config.effective import render
 
     try:
         if args.check:
@@ -387,8 +387,8 @@ def _main(argv: Sequence[str] | None = None) -> int:
             logger = logging.getLogger(record.name)
             if logger.isEnabledFor(record.levelno):
                 logger.handle(record)
-        from verdict.server import serve
-        from verdict.workers import resolve_workers, supervise
+        from verdict.server.assembly import serve
+        from verdict.server.workers import resolve_workers, supervise
 
         try:
             workers = resolve_workers(config)

@@ -12,10 +12,10 @@ import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from verdict.descendants import kill_group
+from verdict.runner.descendants import kill_group
 
 if TYPE_CHECKING:
-    from verdict.runner import Command
+    from verdict.runner.command import Command
 
 __all__ = ["Sink", "close_pipes", "close_transport", "communicate", "start_child"]
 

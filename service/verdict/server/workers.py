@@ -19,7 +19,7 @@ connections across them. The supervisor process serves no gRPC itself. It
 Health needs nothing from the supervisor: each worker answers the health service on the shared port itself, so a
 probe reaches a live worker's event loop, which is what it is meant to test.
 
-Workers are fresh interpreters (`python -m verdict.workers CONFIG_FILE`), not forks: a fork of a process that has
+Workers are fresh interpreters (`python -m verdict.server.workers CONFIG_FILE`), not forks: a fork of a process that has
 started grpc's threads is not safe, and prometheus_client picks its multiprocess value class at import, which in a
 fresh interpreter happens after the environment variable is set.
 """
@@ -31,7 +31,6 @@ import contextlib
 import dataclasses
 import json
 import logging
-import math
 import os
 import shutil
 import signal
@@ -45,12 +44,13 @@ from pathlib import Path
 
 import yaml
 
-from verdict.config import ENV_PREFIX, Config
-from verdict.config_sources import load_config
+from verdict.config.keys import ENV_PREFIX, Config
+from verdict.config.sources import load_config
 from verdict.errors import ConfigError
-from verdict.runner import start_worker
+from verdict.runner.door import start_worker
+from verdict.server.cores import cpu_quota_cores
 
-__all__ = ["Supervisor", "cpu_quota_cores", "resolve_workers", "supervise"]
+__all__ = ["Supervisor", "resolve_workers", "supervise"]
 
 log = logging.getLogger("verdict.workers")
 
@@ -61,48 +61,6 @@ HEALTHY_AFTER_SECONDS = 30.0
 """A worker that lived this long before dying restarts after the shortest backoff again."""
 KILL_MARGIN_SECONDS = 5.0
 """How long past the grace period the supervisor waits for a draining worker before it kills it."""
-
-
-def cpu_quota_cores(cgroup_root: Path = Path("/sys/fs/cgroup"), proc_self: Path = Path("/proc/self")) -> int:
-    """Cores this process may use: the container's CPU quota rounded up, never more than its CPU affinity, at least 1.
-
-    cgroup v2 `cpu.max` ("QUOTA PERIOD" or "max PERIOD") of this process's cgroup and every ancestor (the tightest
-    wins), else cgroup v1 `cpu.cfs_quota_us` / `cpu.cfs_period_us` (-1 means none); `os.sched_getaffinity` bounds it
-    (a pinned process, or a machine with fewer cores than the quota). `os.cpu_count()` would report the host's cores,
-    and on a 64-core node with a 2-CPU limit 64 workers would fight over 2 cores' worth of time.
-    """
-    affinity = len(os.sched_getaffinity(0))
-    quotas = [*_cgroup_v2_quotas(cgroup_root, proc_self), *_cgroup_v1_quotas(cgroup_root)]
-    cores = min([affinity, *(math.ceil(q) for q in quotas if q > 0)])
-    return max(1, cores)
-
-
-def _cgroup_v2_quotas(root: Path, proc_self: Path) -> list[float]:
-    relative = ""
-    with contextlib.suppress(OSError):
-        for line in (proc_self / "cgroup").read_text().splitlines():
-            if line.startswith("0::"):
-                relative = line[3:].strip().lstrip("/")
-    directory = root / relative if relative else root
-    quotas = []
-    while True:
-        with contextlib.suppress(OSError, ValueError):
-            quota, period = (directory / "cpu.max").read_text().split()[:2]
-            if quota != "max":
-                quotas.append(int(quota) / int(period))
-        if directory == root or root not in directory.parents:
-            break
-        directory = directory.parent
-    return quotas
-
-
-def _cgroup_v1_quotas(root: Path) -> list[float]:
-    for name in ("cpu,cpuacct", "cpu"):
-        with contextlib.suppress(OSError, ValueError):
-            quota = int((root / name / "cpu.cfs_quota_us").read_text())
-            period = int((root / name / "cpu.cfs_period_us").read_text())
-            return [quota / period] if quota > 0 and period > 0 else []
-    return []
 
 
 def resolve_workers(config: Config) -> int:
@@ -183,7 +141,7 @@ class Supervisor:
         """Start the worker of `slot` and wait for its ready line; its gRPC port. Raises ConfigError naming the
         worker when it exits before it is ready (a bad certificate, say: every worker would fail the same way)."""
         env = {**self._env, MULTIPROC_ENV: str(self._metrics_dir)}
-        process = await start_worker((sys.executable, "-m", "verdict.workers", str(self._config_file)), env)
+        process = await start_worker((sys.executable, "-m", "verdict.server.workers", str(self._config_file)), env)
         slot.process, slot.started = process, time.monotonic()
         assert process.stdout is not None
         line = await process.stdout.readline()
@@ -255,11 +213,11 @@ class Supervisor:
         from prometheus_client import CollectorRegistry, values
         from prometheus_client.multiprocess import MultiProcessCollector
 
-        from verdict.auth import Gate
         from verdict.metrics import Metrics
-        from verdict.rpc import SERVICE_DESCRIPTOR
-        from verdict.scrape import MetricsHttpServer
-        from verdict.tls import Certificates
+        from verdict.rpc.servicer import SERVICE_DESCRIPTOR
+        from verdict.security.gate import Gate
+        from verdict.security.tls import Certificates
+        from verdict.server.scrape import MetricsHttpServer
 
         # This process's own samples (the /metrics server's rejections) go to the shared directory too.
         # prometheus_client chose its value class when it was imported, before the variable was set: choose again.
@@ -339,9 +297,9 @@ async def supervise(config: Config, workers: int, *, env: Mapping[str, str] | No
 
 
 def _worker_main(argv: list[str]) -> int:
-    """`python -m verdict.workers CONFIG_FILE`: one worker, started by the supervisor (not a user interface)."""
-    from verdict.logs import configure_logging
-    from verdict.server import serve
+    """`python -m verdict.server.workers CONFIG_FILE`: one worker, started by the supervisor (not a user interface)."""
+    from verdict.server.assembly import serve
+    from verdict.server.logs import configure_logging
 
     config = load_config(argv[0], env={})
     configure_logging(config.log_format, config.log_level)

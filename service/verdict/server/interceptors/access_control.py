@@ -30,13 +30,13 @@ from typing import Any
 import grpc
 import grpc.aio
 
-from verdict.auth import ANONYMOUS, Caller, Gate, bearer_token, current_caller
 from verdict.errors import ResourceExhausted, Unauthenticated, VerdictError
-from verdict.interceptors import HandlerInterceptor, rewrap
 from verdict.metrics import OTHER, LabelFolder, Metrics
-from verdict.observe import current_call
-from verdict.rpc import SERVICE_NAME, to_status
-from verdict.tls import peer_identities
+from verdict.rpc.context import current_call
+from verdict.rpc.servicer import SERVICE_NAME, to_status
+from verdict.security.gate import ANONYMOUS, Caller, Gate, bearer_token, current_caller
+from verdict.security.tls import peer_identities
+from verdict.server.interceptors.base import HandlerInterceptor, rewrap
 
 __all__ = ["HEALTH_WATCHES_PER_CONNECTION", "AccessInterceptor", "InFlight", "publish", "unpublish"]
 

@@ -16,9 +16,9 @@ from typing import Any
 import grpc
 import grpc.aio
 
-from verdict.interceptors import HandlerInterceptor, Shape, rewrap
-from verdict.status import to_status
-from verdict.wire import Undecodable, undecodable
+from verdict.rpc.decoding import Undecodable, undecodable
+from verdict.rpc.status import to_status
+from verdict.server.interceptors.base import HandlerInterceptor, Shape, rewrap
 
 __all__ = ["LenientDecoding"]
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from verdict.config import Config
+from verdict.config.keys import Config
 
 __all__ = ["MASK", "is_secret", "render"]
 
