@@ -16,7 +16,7 @@ from fnmatch import fnmatchcase
 import pytest
 import yaml
 
-from tests.deploy.conftest import DEPLOY, OVERLAYS, ROOT, render, verdict_container, verdict_deployment
+from tests.deploy.support import DEPLOY, OVERLAYS, ROOT, render, verdict_container, verdict_deployment
 from verdict.config.sources import load_config
 
 DOCKERFILE = DEPLOY / "Dockerfile"

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 import pytest
 from prometheus_client import CollectorRegistry
 
-from tests.deploy.conftest import DEPLOY
+from tests.deploy.support import DEPLOY
 from verdict.config.keys import Config
 from verdict.server.assembly import LIVENESS_SERVICE, READINESS_SERVICES, App, build_server
 

@@ -16,7 +16,7 @@ import kubernetes_validate
 import pytest
 from kubernetes_validate.utils import SchemaNotFoundError
 
-from tests.deploy.conftest import (
+from tests.deploy.support import (
     DEPLOY,
     KUSTOMIZATIONS,
     OVERLAYS,

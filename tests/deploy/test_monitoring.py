@@ -19,7 +19,7 @@ import pytest
 import yaml
 from prometheus_client import CollectorRegistry
 
-from tests.deploy.conftest import MONITORING, ROOT, one, render, tool
+from tests.deploy.support import MONITORING, ROOT, one, render, tool
 from verdict.metrics import GRPC_CODE_LABELS, Metrics
 
 RULES_SOURCE = MONITORING / "prometheusrule.yaml"

@@ -16,7 +16,7 @@ from typing import Any
 import jsonschema  # type: ignore[import-untyped]
 import pytest
 
-from tests.deploy.conftest import KUSTOMIZATIONS, Obj, render
+from tests.deploy.support import KUSTOMIZATIONS, Obj, render
 
 DURATION = {
     "type": "string",

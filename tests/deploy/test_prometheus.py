@@ -31,7 +31,7 @@ import grpc
 import pytest
 import yaml
 
-from tests.deploy.conftest import MONITORING, tool
+from tests.deploy.support import MONITORING, tool
 from tests.deploy.test_monitoring import (
     PROMTOOL_HOW,
     alerts,

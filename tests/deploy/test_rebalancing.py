@@ -1,6 +1,6 @@
 """The server sets a maximum connection age, so clients rebalance when the HPA adds pods.
 
-The config key exists and is range-checked (tests/test_config.py), but nothing showed that the server really closes
+The config key exists and is range-checked (tests/config/test_keys.py), but nothing showed that the server really closes
 an aged connection, or that the deployed configuration turns it on. A client channel that stays READY for ever
 would keep every call on the pods that existed when it connected.
 """
@@ -14,7 +14,7 @@ import grpc
 import grpc.aio
 import pytest
 
-from tests.deploy.conftest import effective_config, render, verdict_container, verdict_deployment
+from tests.deploy.support import effective_config, render, verdict_container, verdict_deployment
 from tests.support import make_config, serving
 from verdict.v1 import verdict_pb2
 

@@ -21,7 +21,7 @@ from grpc_status import rpc_status
 from prometheus_client import CollectorRegistry
 
 from tests.certs import CertificateAuthority, Issued, SecretVolume, certificate_shown
-from tests.judges.conftest import RPC_YES, ChatServer, chat_body, llm_request
+from tests.judges.support import RPC_YES, ChatServer, chat_body, llm_request
 from tests.support import make_config
 from verdict.server.assembly import App, build_server
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc

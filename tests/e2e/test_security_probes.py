@@ -16,7 +16,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from tests.certs import SecretVolume
 from tests.e2e.test_security import POLICY, READER_TOKEN, TOKEN, VERIFY, bearer, error_info, started
-from tests.judges.conftest import ChatServer, chat_body
+from tests.judges.support import ChatServer, chat_body
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
 
 JUDGE_TOKEN = "judge-token-0123456789abcdef0123"

@@ -18,7 +18,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from tests.judges.conftest import FakeJudges, processes_with_home_under
+from tests.judges.support import FakeJudges, processes_with_home_under
 from tests.support import ServerProcess, start_server_process
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from tests.judges.conftest import FakeJudges, answer_stdout, processes_with_home_under
+from tests.judges.support import FakeJudges, answer_stdout, processes_with_home_under
 from tests.support import ServerProcess, process_running, start_server_process, stop_server_process
 from verdict.server.cores import cpu_quota_cores
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc

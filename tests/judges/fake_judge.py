@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A stand-in for the judge CLIs (every binary in `CLIS` below), for tests that run the real runner.
 
-Installed per test under a CLI's real name in a directory the test puts on the judge's PATH (conftest.FakeJudges).
+Installed per test under a CLI's real name in a directory the test puts on the judge's PATH (support.FakeJudges).
 It behaves like that CLI at its edges, so the argv builders are tested honestly: it parses the arguments the way the
 real program does and refuses what the real program refuses, with the real program's error text and exit code
 (unknown flags; claude's bypass flag as root without IS_SANDBOX; gemini in an untrusted directory; codex's

@@ -7,7 +7,7 @@ import socket
 
 import pytest
 
-from tests.judges.conftest import chat_body, sample
+from tests.judges.support import chat_body, sample
 from verdict.judges import HttpHost, JudgeOutcome, JudgeRequest
 from verdict.judges.chat import MAX_RESPONSE_BYTES
 

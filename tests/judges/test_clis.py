@@ -17,7 +17,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from tests.judges import fake_judge
-from tests.judges.conftest import ENVELOPES, answer_stdout
+from tests.judges.support import ENVELOPES, answer_stdout
 from verdict.config.keys import Config
 from verdict.errors import ConfigError
 from verdict.judges import HOSTS, CliHost, HostRegistry, JudgeOutcome, JudgeRequest, JudgeService

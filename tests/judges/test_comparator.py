@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.judges.conftest import FakeJudges, answer_stdout
+from tests.judges.support import FakeJudges, answer_stdout
 from verdict.errors import FailedPrecondition, InvalidArgument, PermissionDenied
 from verdict.evaluators.model import EvaluationInput
 from verdict.judges.comparator import Comparator, Ruling, build_blind_prompt, read_ruling, tally

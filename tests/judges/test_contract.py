@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.judges.conftest import answer_stdout
+from tests.judges.support import answer_stdout
 from verdict.errors import InvalidArgument, PermissionDenied
 from verdict.evaluators.catalogue import DEFAULT_CONTRACT
 from verdict.evaluators.model import EvaluationInput

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.judges.conftest import ChatServer, ServiceFactory, chat_body
+from tests.judges.support import ChatServer, ServiceFactory, chat_body
 from verdict.config.keys import Config
 from verdict.config.sources import load_config
 from verdict.errors import ConfigError

@@ -20,7 +20,7 @@ import grpc
 import pytest
 from google.protobuf import json_format
 
-from tests.judges.conftest import ChatServer, chat_body
+from tests.judges.support import ChatServer, chat_body
 from tests.support import ServerProcess, start_server_process, stop_server_process
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
 

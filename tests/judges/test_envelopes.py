@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.judges.conftest import envelope
+from tests.judges.support import envelope
 from verdict.judges.clis import read_envelope
 from verdict.judges.envelopes import EnvelopeError, read_chat_completion
 

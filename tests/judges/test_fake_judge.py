@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from tests.judges.conftest import FakeJudges, envelope
+from tests.judges.support import FakeJudges, envelope
 
 
 def run(fake_judges: FakeJudges, name: str, *argv: str, stdin: str = "prompt", **env: str) -> tuple[int, str]:

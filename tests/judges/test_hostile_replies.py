@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from tests.judges.conftest import chat_body
+from tests.judges.support import chat_body
 from verdict.judges import JudgeOutcome, JudgeRequest
 from verdict.judges.clis import READERS, read_envelope
 from verdict.judges.envelopes import EnvelopeError, JudgeReply, read_chat_completion

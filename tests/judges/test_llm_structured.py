@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.judges.conftest import envelope
+from tests.judges.support import envelope
 from verdict.evaluators.model import EvaluationInput
 from verdict.judges.llm_structured import (
     DEFAULT_PROMPT,

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.judges.conftest import FakeJudges, details, envelope, llm_request
+from tests.judges.support import FakeJudges, details, envelope, llm_request
 from verdict.v1 import verdict_pb2
 
 HUGE = "9" * 5000

@@ -19,7 +19,7 @@ import grpc.aio
 import pytest
 from prometheus_client import CollectorRegistry
 
-from tests.judges.conftest import RPC_YES, FakeJudges, answer_stdout, details, llm_request
+from tests.judges.support import RPC_YES, FakeJudges, answer_stdout, details, llm_request
 from verdict.config.keys import Config
 from verdict.judges.ruling_stores import RedisStore, StoredRuling
 from verdict.metrics import Metrics

@@ -10,7 +10,7 @@ import grpc
 import grpc.aio
 import pytest
 
-from tests.judges.conftest import RPC_OUTPUT, RPC_YES, answer_stdout, chat_body, details, envelope, llm_request
+from tests.judges.support import RPC_OUTPUT, RPC_YES, answer_stdout, chat_body, details, envelope, llm_request
 from verdict.v1 import verdict_pb2
 
 OUTPUT = RPC_OUTPUT

@@ -17,7 +17,7 @@ import grpc.aio
 import pytest
 from prometheus_client import CollectorRegistry
 
-from tests.judges.conftest import (
+from tests.judges.support import (
     RPC_OUTPUT,
     RPC_YES,
     answer_stdout,

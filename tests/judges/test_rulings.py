@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.judges.conftest import RPC_OUTPUT, RPC_YES, FakeJudges, ServiceFactory, answer_stdout, sample
+from tests.judges.support import RPC_OUTPUT, RPC_YES, FakeJudges, ServiceFactory, answer_stdout, sample
 from verdict.evaluators.catalogue import validate
 from verdict.evaluators.model import EvaluationInput
 from verdict.judges import Comparator, Contract, LlmStructured

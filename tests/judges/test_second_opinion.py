@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from tests.judges.conftest import answer_stdout, chat_body, sample
+from tests.judges.support import answer_stdout, chat_body, sample
 from verdict.config.keys import Config
 from verdict.errors import ConfigError
 from verdict.judges import HttpHost, SecondOpinion, build_judges

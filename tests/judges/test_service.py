@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from tests.judges.conftest import answer_stdout, envelope, sample
+from tests.judges.support import answer_stdout, envelope, sample
 from verdict.errors import DeadlineTooShort, FailedPrecondition, InvalidConfig, ResourceExhausted
 from verdict.judges import HOSTS, HostRegistry, JudgeOutcome, JudgeRequest
 

@@ -18,7 +18,7 @@ from google.rpc import error_details_pb2, status_pb2
 from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha import reflection_pb2
 
-from tests.reliability.conftest import FuzzServer
+from tests.reliability.support import FuzzServer
 from tests.support import start_server_process, stop_server_process
 from verdict.errors import resource_exhausted
 from verdict.rpc.servicer import to_status
@@ -156,7 +156,7 @@ def _open_descriptors(pid: int) -> int:
 def test_descriptor_exhaustion_is_unavailable_with_a_retry_hint_never_internal(tmp_path: Path) -> None:
     """Slow /metrics clients take every descriptor under a low RLIMIT_NOFILE: a shell check and a judge call are
     then UNAVAILABLE with a RetryInfo (retry shortly), counted in verdict_resource_exhaustion_total."""
-    from tests.judges.conftest import FakeJudges, answer_stdout
+    from tests.judges.support import FakeJudges, answer_stdout
 
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()

@@ -15,8 +15,8 @@ import grpc
 import pytest
 from google.protobuf import json_format
 
-from tests.judges.conftest import FakeJudges, answer_stdout
-from tests.reliability.conftest import SENT, YES, FuzzServer, marked
+from tests.judges.support import FakeJudges, answer_stdout
+from tests.reliability.support import SENT, YES, FuzzServer, marked
 from tests.support import dies_within, process_running, start_server_process
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
 

@@ -20,8 +20,8 @@ from google.protobuf import json_format, message
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.judges.conftest import answer_stdout, envelope
-from tests.reliability.conftest import FuzzServer
+from tests.judges.support import answer_stdout, envelope
+from tests.reliability.support import FuzzServer
 from verdict.evaluators.catalogue import SPECS
 from verdict.v1 import verdict_pb2
 

@@ -20,7 +20,7 @@ from google.protobuf import json_format, message
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.reliability.conftest import FuzzServer
+from tests.reliability.support import FuzzServer
 from tests.reliability.test_fuzz import TEXT, VALUES, configs, evaluate_request
 from tests.support import grpc_frame
 from verdict.v1 import verdict_pb2

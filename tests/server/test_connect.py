@@ -214,7 +214,7 @@ async def test_http_address_in_use_fails_naming_the_key() -> None:
                 pass  # pragma: no cover
 
 
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
 
 
 def readme_curl_lines() -> list[str]:

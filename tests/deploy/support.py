@@ -1,4 +1,7 @@
-"""Rendering the manifests, and reading the rendered objects the way kubelet and the server would."""
+"""Helpers shared by the tests of this folder (their fixtures live in conftest.py).
+
+Rendering the manifests, and reading the rendered objects the way kubelet and the server would.
+"""
 
 from __future__ import annotations
 
@@ -19,10 +22,19 @@ from verdict.config.keys import Config
 from verdict.config.sources import load_config
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
 DEPLOY = ROOT / "deploy"
+
+
 MONITORING = DEPLOY / "monitoring"
+
+
 OVERLAYS = ("dev", "production", "sidecar")
+
+
 KUSTOMIZATIONS = ("base", *(f"overlays/{name}" for name in OVERLAYS), "monitoring")
+
 
 Obj = dict[str, Any]
 

@@ -24,7 +24,7 @@ from verdict.config.keys import config_keys
 from verdict.config.sources import is_service_link, load_config
 from verdict.errors import ConfigError
 
-SERVICES = Path(__file__).resolve().parents[1] / "deploy" / "base" / "service.yaml"
+SERVICES = Path(__file__).resolve().parents[2] / "deploy" / "base" / "service.yaml"
 
 
 def _env_name(name: str) -> str:

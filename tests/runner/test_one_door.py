@@ -12,7 +12,7 @@ import pytest
 from tests.support import make_config, serving
 from verdict.v1 import verdict_pb2
 
-PACKAGE = Path(__file__).resolve().parents[1] / "service" / "verdict"
+PACKAGE = Path(__file__).resolve().parents[2] / "service" / "verdict"
 RUNNER = PACKAGE / "runner.py"
 POOL_OWNER = PACKAGE / "verify" / "verifier.py"
 """The parse pool (pebble, spawn start method) is the one other place processes start, owned by the verifier."""

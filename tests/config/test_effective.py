@@ -16,7 +16,7 @@ from verdict.config.effective import MASK, is_secret, render
 from verdict.config.keys import Config, config_keys
 from verdict.config.sources import load_config
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _verdict(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

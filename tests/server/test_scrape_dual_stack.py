@@ -11,7 +11,7 @@ import socket
 
 import pytest
 
-from tests.test_scrape import get, scraping
+from tests.server.test_scrape import get, scraping
 
 
 async def test_all_interfaces_answer_over_ipv4_and_ipv6() -> None:

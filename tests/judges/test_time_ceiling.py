@@ -11,20 +11,13 @@ from typing import Any
 
 import pytest
 
-from tests.judges import conftest as judges
-from tests.judges.conftest import FakeJudges
+from tests.judges.support import FakeJudges
 from verdict.config.keys import JUDGE_TIMEOUT_CEILING_SECONDS, Config
 from verdict.errors import ConfigError
 from verdict.judges import JudgeRequest, build_judges
 from verdict.metrics import Metrics
 from verdict.runner.door import Command, Completed, Runner
 from verdict.verify.model import VerifyInput
-
-fake_judges = judges.fake_judges
-scratch = judges.scratch
-no_leftover_processes = judges.no_leftover_processes
-metrics = judges.metrics
-runner = judges.runner
 
 LONG = VerifyInput(text="A long prose answer. " * 400, completion_tokens=5000, request_text="Explain.")
 
