@@ -98,7 +98,7 @@ SURFACES = {
         "failure",
         "record_call",
     },
-    "verdict.server.logs": {"JsonFormatter", "TextFormatter", "configure_logging"},
+    "verdict.server.logs": {"CallContextFilter", "JsonFormatter", "TextFormatter", "configure_logging"},
     "verdict.config.effective": {"MASK", "is_secret", "render"},
     "verdict.verify": {
         "LANGUAGES",

@@ -13,7 +13,7 @@ from tests.support import make_config, serving
 from verdict.v1 import verdict_pb2
 
 PACKAGE = Path(__file__).resolve().parents[2] / "service" / "verdict"
-RUNNER = PACKAGE / "runner.py"
+RUNNER = PACKAGE / "runner" / "door.py"
 POOL_OWNER = PACKAGE / "verify" / "verifier.py"
 """The parse pool (pebble, spawn start method) is the one other place processes start, owned by the verifier."""
 
@@ -69,7 +69,7 @@ def test_only_the_runner_starts_child_processes() -> None:
     sources = [p for p in PACKAGE.rglob("*.py") if "v1" not in p.relative_to(PACKAGE).parts]
     spawning = {p.relative_to(PACKAGE).as_posix(): hits for p in sources if (hits := _spawning(p))}
     # The scan sees the runner's own spawning, so it can see anyone else's.
-    assert any("create_subprocess_exec" in hit for hit in spawning.pop("runner.py", []))
+    assert any("create_subprocess_exec" in hit for hit in spawning.pop("runner/door.py", []))
     pool = spawning.pop(POOL_OWNER.relative_to(PACKAGE).as_posix(), [])
     assert pool
     assert all("multiprocessing" in hit or "pebble" in hit for hit in pool), pool

@@ -99,10 +99,7 @@ def test_text_format_server_lines(tmp_path: object) -> None:
     finally:
         process.terminate()
         process.wait(timeout=30)
-    assert (
-        " INFO verdict.server.interceptors.access_control [ListEvaluators request_id=req-7 trace_id=" + TRACE_ID
-        in access
-    )
+    assert " INFO verdict.access [ListEvaluators request_id=req-7 trace_id=" + TRACE_ID in access
     assert "code=OK" in access
     assert "method=/verdict.v1.VerdictService/ListEvaluators" in access
 

@@ -2,7 +2,7 @@
 
 Nothing below this layer imports grpc. The conversion between messages and domain values lives in `messages.py`,
 the error-to-status mapping in `status.py` and batch execution with the size limits in `batch.py`; this module
-wires them into the RPCs and re-exports their public names, so `verdict.rpc.servicer` stays the one import for callers.
+wires them into the RPCs; the package's `__init__` is the one import for callers.
 
 Requests are decoded leniently: a message the protobuf runtime rejects (a string field holding invalid UTF-8, say)
 reaches the servicer as `Undecodable` and is answered with INVALID_ARGUMENT naming the field, instead of the opaque

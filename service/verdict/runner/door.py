@@ -20,9 +20,10 @@ to reap. A call ends when its direct child exits, not at end-of-file (which a de
 to the time limit), and its pipes and buffers are released as it returns. Running out of descriptors or processes
 when starting a child is UNAVAILABLE with a retry hint, not an error of the caller or a bug.
 
-The runner is the one entry (`Runner.run`); its parts live beside it by job: `pipes.py` (feeding and draining one
-child's pipes), `descendants.py` (markers, kills and reaping of escaped descendants) and `slots.py` (the pools). The
-names they export are re-exported here, so `verdict.runner.door` stays the one import for callers.
+The runner is the one entry (`Runner.run`); its parts live beside it in the `verdict.runner` package by job:
+`command.py` (what a child is and what it did), `pipes.py` (feeding and draining one child's pipes), `descendants.py`
+(markers, kills and reaping of escaped descendants) and `slots.py` (the pools). The package's `__init__` is the one
+import for callers.
 """
 
 from __future__ import annotations
