@@ -9,8 +9,11 @@ import grpc
 from prometheus_client import CollectorRegistry, Gauge, Histogram
 from prometheus_client.metrics import MetricWrapperBase
 
+from tests.support import make_config
 from verdict import __version__
+from verdict.evaluators import CATALOGUE
 from verdict.metrics import GRPC_CODE_LABELS, LabelFolder, Metrics, VerdictLabels, grpc_code_label
+from verdict.server.assembly import build_server
 
 
 def test_grpc_code_uses_go_spelling() -> None:
@@ -249,11 +252,6 @@ PRE_INITIALISED = sorted(
         ("verdict_admission_queued", (), 0.0),
         ("verdict_admission_running", (), 0.0),
         ("verdict_build_info", (("python", platform.python_version()), ("version", __version__)), 1.0),
-        *(
-            ("verdict_judge_cache_lookups_total", (("evaluator", evaluator), ("result", result)), 0.0)
-            for evaluator in ("comparator", "contract", "llm_structured")
-            for result in ("fresh", "hit", "miss")
-        ),
         ("verdict_judges_waiting", (), 0.0),
         *(
             ("verdict_resource_exhaustion_total", (("resource", resource),), 0.0)
@@ -312,3 +310,32 @@ def test_each_room_stands_alone_and_no_two_rooms_share_an_attribute() -> None:
             declared[attribute] = room.__name__
     own = {"registry", "verdict_labels", "model_labels"}
     assert set(vars(Metrics(CollectorRegistry()))) == set(declared) | own
+
+
+def judge_cache_series(registry: CollectorRegistry) -> set[tuple[str, str]]:
+    return {
+        (sample.labels["evaluator"], sample.labels["result"])
+        for family in registry.collect()
+        if family.name == "verdict_judge_cache_lookups"
+        for sample in family.samples
+        if sample.name.endswith("_total")
+    }
+
+
+def test_the_judge_types_are_whatever_the_caller_names() -> None:
+    metrics = Metrics(CollectorRegistry())
+    assert judge_cache_series(metrics.registry) == set(), "metrics.py keeps no list of the judged evaluators"
+    metrics.initialize_judge_types(["contract"])
+    assert judge_cache_series(metrics.registry) == {("contract", "hit"), ("contract", "miss"), ("contract", "fresh")}
+
+
+async def test_the_server_pre_initialises_the_ruling_cache_series_of_the_judged_records() -> None:
+    registry = CollectorRegistry()
+    app, _ = await build_server(make_config(), registry=registry, env={"PATH": "/usr/bin:/bin"})
+    try:
+        series = judge_cache_series(registry)
+    finally:
+        await app.stop(grace=0)
+    judged = {spec.type for spec in CATALOGUE.specs.values() if spec.uses_judge}
+    assert judged, "the catalogue has judged types"
+    assert series == {(kind, result) for kind in judged for result in ("hit", "miss", "fresh")}

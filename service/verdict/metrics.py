@@ -324,7 +324,12 @@ class RulingCacheMetrics:
             ("store", "operation"),
             registry=registry,
         )
-        for evaluator in ("llm_structured", "comparator", "contract"):
+
+    def initialize_judge_types(self, evaluators: Iterable[str]) -> None:
+        """Pre-create the lookup series of each judged evaluator type at 0, so rate() and absence alerts work from the
+        first scrape. The server passes the types its evaluator records mark `uses_judge` (this module is below the
+        evaluators and does not know them)."""
+        for evaluator in evaluators:
             for result in ("hit", "miss", "fresh"):
                 self.judge_cache_lookups.labels(evaluator=evaluator, result=result)
 
