@@ -12,6 +12,7 @@ values are `other` unless something the operator or the evaluator's configuratio
 
 from __future__ import annotations
 
+import platform
 from collections.abc import Iterable
 
 import grpc
@@ -23,9 +24,21 @@ from verdict import __version__
 __all__ = [
     "GRPC_CODE_LABELS",
     "LATENCY_BUCKETS",
+    "AccessMetrics",
+    "AdmissionMetrics",
+    "BatchMetrics",
+    "BuildMetrics",
+    "ChildProcessMetrics",
+    "EvaluationMetrics",
+    "GrpcServerMetrics",
+    "JudgeMetrics",
     "LabelFolder",
     "Metrics",
+    "ParsePoolMetrics",
+    "RulingCacheMetrics",
+    "ScrapeMetrics",
     "VerdictLabels",
+    "VerifyMetrics",
     "grpc_code_label",
     "register_runtime_collectors",
 ]
@@ -110,17 +123,10 @@ class VerdictLabels:
         return OTHER
 
 
-class Metrics:
-    """The metric objects, one attribute each. Construct once per registry."""
+class GrpcServerMetrics:
+    """The standard go-grpc-prometheus server set, recorded by the server's MetricsInterceptor."""
 
-    def __init__(
-        self,
-        registry: CollectorRegistry,
-        *,
-        verdict_labels: Iterable[str] = (),
-        model_labels: Iterable[str] = (),
-    ):
-        self.registry = registry
+    def __init__(self, registry: CollectorRegistry) -> None:
         grpc_labels = ("grpc_type", "grpc_service", "grpc_method")
         self.grpc_started = Counter(
             "grpc_server_started_total", "RPCs started on the server.", grpc_labels, registry=registry
@@ -144,6 +150,23 @@ class Metrics:
             buckets=LATENCY_BUCKETS,
             registry=registry,
         )
+
+    def initialize_rpcs(self, service: str, methods: Iterable[tuple[str, str]]) -> None:
+        """Pre-create every (method, code) series at 0 so rate() and absence alerts work from the first scrape."""
+        for method, grpc_type in methods:
+            labels = {"grpc_type": grpc_type, "grpc_service": service, "grpc_method": method}
+            self.grpc_started.labels(**labels)
+            self.grpc_msg_received.labels(**labels)
+            self.grpc_msg_sent.labels(**labels)
+            self.grpc_handling_seconds.labels(**labels)
+            for code in GRPC_CODE_LABELS:
+                self.grpc_handled.labels(**labels, grpc_code=code)
+
+
+class VerifyMetrics:
+    """VerifyResponse: its verdicts, the fenced blocks it checked, and the judge's second opinions."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
         self.verifications = Counter(
             "verdict_verifications_total", "VerifyResponse verdicts.", ("verdict",), registry=registry
         )
@@ -159,6 +182,12 @@ class Metrics:
             ("outcome",),
             registry=registry,
         )
+
+
+class ChildProcessMetrics:
+    """The runner's child processes, and the calls refused because a resource ran out."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
         self.subprocess_runs = Counter(
             "verdict_subprocess_runs_total",
             "Child processes run, by tool and outcome (ok, nonzero, signalled, timeout, cancelled, missing, "
@@ -186,12 +215,33 @@ class Metrics:
             registry=registry,
             multiprocess_mode="livesum",
         )
+        self.resource_exhaustion = Counter(
+            "verdict_resource_exhaustion_total",
+            "Calls refused with UNAVAILABLE because the server ran out of a resource (file_descriptors, memory, "
+            "processes).",
+            ("resource",),
+            registry=registry,
+        )
+        for resource in ("file_descriptors", "memory", "processes"):
+            self.resource_exhaustion.labels(resource=resource)
+
+
+class ParsePoolMetrics:
+    """The process pool that runs large parses off the event loop."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
         self.parse_pool_tasks = Counter(
             "verdict_parse_pool_tasks_total",
             "Large parses run in the process pool, by outcome (ok, timeout, crashed, cancelled).",
             ("outcome",),
             registry=registry,
         )
+
+
+class EvaluationMetrics:
+    """Evaluate: verdicts and time to a verdict, by evaluator."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
         self.evaluations = Counter(
             "verdict_evaluations_total",
             "Evaluate verdicts, by evaluator and verdict.",
@@ -205,6 +255,12 @@ class Metrics:
             buckets=LATENCY_BUCKETS,
             registry=registry,
         )
+
+
+class JudgeMetrics:
+    """Calls to the judge hosts: outcomes, time, the cost and tokens they report, and the queue for a slot."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
         self.judge_calls = Counter(
             "verdict_judge_calls_total",
             "Judge calls, by host and outcome (ok, timeout, missing, api_error, empty, parse_error, rejected, "
@@ -225,6 +281,24 @@ class Metrics:
             ("host",),
             registry=registry,
         )
+        self.judge_tokens = Counter(
+            "verdict_judge_tokens_total",
+            "Tokens the judge reported, by host, model and kind (input, output).",
+            ("host", "model", "kind"),
+            registry=registry,
+        )
+        self.judges_waiting = Gauge(
+            "verdict_judges_waiting",
+            "Judge calls queued for a free slot.",
+            registry=registry,
+            multiprocess_mode="livesum",
+        )
+
+
+class RulingCacheMetrics:
+    """The judges' ruling cache: lookups by result, evictions, what replays saved, and store errors."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
         self.judge_cache_lookups = Counter(
             "verdict_judge_cache_lookups_total",
             "Judged evaluations by what the ruling cache did: hit (replayed), miss (judged and stored unless an "
@@ -250,24 +324,20 @@ class Metrics:
             ("store", "operation"),
             registry=registry,
         )
-        for evaluator in ("llm_structured", "comparator", "contract"):
+
+    def initialize_judge_types(self, evaluators: Iterable[str]) -> None:
+        """Pre-create the lookup series of each judged evaluator type at 0, so rate() and absence alerts work from the
+        first scrape. The server passes the types its evaluator records mark `uses_judge` (this module is below the
+        evaluators and does not know them)."""
+        for evaluator in evaluators:
             for result in ("hit", "miss", "fresh"):
                 self.judge_cache_lookups.labels(evaluator=evaluator, result=result)
-        self.judge_tokens = Counter(
-            "verdict_judge_tokens_total",
-            "Tokens the judge reported, by host, model and kind (input, output).",
-            ("host", "model", "kind"),
-            registry=registry,
-        )
-        self.resource_exhaustion = Counter(
-            "verdict_resource_exhaustion_total",
-            "Calls refused with UNAVAILABLE because the server ran out of a resource (file_descriptors, memory, "
-            "processes).",
-            ("resource",),
-            registry=registry,
-        )
-        for resource in ("file_descriptors", "memory", "processes"):
-            self.resource_exhaustion.labels(resource=resource)
+
+
+class AccessMetrics:
+    """The security layer's decisions on gRPC calls: who was let in, and the in-flight limits."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
         self.auth_decisions = Counter(
             "verdict_auth_decisions_total",
             "Access decisions on gRPC calls (health excepted), by principal (the policy's principals, anonymous, "
@@ -282,6 +352,12 @@ class Metrics:
             ("limit",),
             registry=registry,
         )
+
+
+class AdmissionMetrics:
+    """Admission control: calls running and queued, and those shed before any work."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
         self.shed = Counter(
             "verdict_shed_total",
             "VerdictService calls refused by admission control before any work, by reason (overloaded: "
@@ -298,6 +374,12 @@ class Metrics:
         self.admission_queued = Gauge(
             "verdict_admission_queued", "VerdictService calls waiting for a running slot now.", registry=registry
         )
+
+
+class BatchMetrics:
+    """The items of the batch calls."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
         self.batch_items = Counter(
             "verdict_batch_items_total",
             "Items of BatchVerifyResponses and BatchEvaluate calls, by method and outcome (ok, error, "
@@ -305,18 +387,24 @@ class Metrics:
             ("method", "outcome"),
             registry=registry,
         )
+
+
+class ScrapeMetrics:
+    """The /metrics HTTP port itself."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
         self.metrics_connections_rejected = Counter(
             "verdict_metrics_connections_rejected_total",
             "Connections to the /metrics port closed unanswered, by reason (too_many, timeout, tls).",
             ("reason",),
             registry=registry,
         )
-        self.judges_waiting = Gauge(
-            "verdict_judges_waiting",
-            "Judge calls queued for a free slot.",
-            registry=registry,
-            multiprocess_mode="livesum",
-        )
+
+
+class BuildMetrics:
+    """Which build is running."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
         self.build_info = Gauge(
             "verdict_build_info",
             "Always 1; the labels say which build is running.",
@@ -324,22 +412,52 @@ class Metrics:
             registry=registry,
             multiprocess_mode="max",
         )
-        import platform
-
         self.build_info.labels(version=__version__, python=platform.python_version()).set(1)
+
+
+class Metrics(
+    GrpcServerMetrics,
+    VerifyMetrics,
+    ChildProcessMetrics,
+    ParsePoolMetrics,
+    EvaluationMetrics,
+    JudgeMetrics,
+    RulingCacheMetrics,
+    AccessMetrics,
+    AdmissionMetrics,
+    BatchMetrics,
+    ScrapeMetrics,
+    BuildMetrics,
+):
+    """Every room's metrics on one object, one attribute each, as every layer receives it. Construct once per registry.
+
+    Each room is a class of its own above (`ChildProcessMetrics` for the runner, `AdmissionMetrics` for admission
+    control...), built against the same registry; `Metrics` is all of them, so `metrics.subprocess_runs` is the
+    runner room's counter.
+    """
+
+    def __init__(
+        self,
+        registry: CollectorRegistry,
+        *,
+        verdict_labels: Iterable[str] = (),
+        model_labels: Iterable[str] = (),
+    ):
+        self.registry = registry
+        GrpcServerMetrics.__init__(self, registry)
+        VerifyMetrics.__init__(self, registry)
+        ChildProcessMetrics.__init__(self, registry)
+        ParsePoolMetrics.__init__(self, registry)
+        EvaluationMetrics.__init__(self, registry)
+        JudgeMetrics.__init__(self, registry)
+        RulingCacheMetrics.__init__(self, registry)
+        AccessMetrics.__init__(self, registry)
+        AdmissionMetrics.__init__(self, registry)
+        BatchMetrics.__init__(self, registry)
+        ScrapeMetrics.__init__(self, registry)
+        BuildMetrics.__init__(self, registry)
         self.verdict_labels = VerdictLabels(verdict_labels)
         self.model_labels = LabelFolder(allowed=model_labels)
-
-    def initialize_rpcs(self, service: str, methods: Iterable[tuple[str, str]]) -> None:
-        """Pre-create every (method, code) series at 0 so rate() and absence alerts work from the first scrape."""
-        for method, grpc_type in methods:
-            labels = {"grpc_type": grpc_type, "grpc_service": service, "grpc_method": method}
-            self.grpc_started.labels(**labels)
-            self.grpc_msg_received.labels(**labels)
-            self.grpc_msg_sent.labels(**labels)
-            self.grpc_handling_seconds.labels(**labels)
-            for code in GRPC_CODE_LABELS:
-                self.grpc_handled.labels(**labels, grpc_code=code)
 
 
 def register_runtime_collectors(registry: CollectorRegistry) -> None:

@@ -310,6 +310,7 @@ async def test_eviction_metric_counts_redis_evictions(
 
 def test_metrics_registry_has_the_cache_series() -> None:
     metrics = Metrics(CollectorRegistry())
+    metrics.initialize_judge_types(["contract"])
     value = metrics.registry.get_sample_value(
         "verdict_judge_cache_lookups_total", {"evaluator": "contract", "result": "hit"}
     )

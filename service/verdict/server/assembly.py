@@ -267,6 +267,7 @@ async def build_server(
     if config.reflection:
         reflection.enable_server_reflection([*served, reflection.SERVICE_NAME], server)
     metrics.initialize_rpcs(SERVICE_NAME, [(m.name, "unary") for m in SERVICE_DESCRIPTOR.methods])
+    metrics.initialize_judge_types(spec.type for spec in components.evaluations.catalogue() if spec.uses_judge)
     http = None
     if config.http_address:
         from verdict.server.connect import ConnectServer, connect_application
