@@ -226,3 +226,30 @@ def test_each_worker_serves_health_on_the_shared_ports() -> None:
                     assert answer.status == health_pb2.HealthCheckResponse.SERVING
     finally:
         stop_server_process(server)
+
+
+def _ready(server: ServerProcess) -> dict[str, object]:
+    for line in list(server.log_lines):
+        with contextlib.suppress(ValueError):
+            record = json.loads(line)
+            if record.get("event") == "serving":
+                return dict(record)
+    raise AssertionError(f"no ready record in {server.log_lines}")
+
+
+def test_the_supervisor_and_a_single_process_log_ready_records_of_one_shape(two_workers: ServerProcess) -> None:
+    """Both ready records come from `lifecycle.ready_record`: the same fields, whoever serves the port."""
+    single = start_server_process("--health-address", "127.0.0.1:0")
+    try:
+        alone = _ready(single)
+    finally:
+        stop_server_process(single)
+    supervised = _ready(two_workers)
+    assert alone.keys() == supervised.keys()
+    fields = {"event", "grpc_port", "metrics_port", "health_port", "http_port", "tls", "auth", "workers"}
+    assert fields <= alone.keys()
+    assert (alone["workers"], supervised["workers"]) == (1, 2)
+    assert (alone["tls"], alone["auth"], alone["http_port"]) == (supervised["tls"], supervised["auth"], None)
+    assert isinstance(alone["health_port"], int)
+    assert supervised["health_port"] is None
+    assert (alone["grpc_port"], supervised["grpc_port"]) == (single.grpc_port, two_workers.grpc_port)

@@ -387,7 +387,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
             logger = logging.getLogger(record.name)
             if logger.isEnabledFor(record.levelno):
                 logger.handle(record)
-        from verdict.server.assembly import serve
+        from verdict.server.lifecycle import serve
         from verdict.server.workers import resolve_workers, supervise
 
         try:

@@ -1,17 +1,17 @@
-"""Build, start and stop the Verdict server: gRPC (aio), health, reflection, /metrics, signals, drain.
+"""Build the Verdict server: gRPC (aio), health, reflection, the interceptors, the HTTP port and /metrics.
 
 `build_server(config)` returns the assembled `App` and the port it bound (tests bind port 0 and read it back), kept
-apart from `serve()` (the process's main loop) as grpc's own examples do.
+apart from `serve()` (the process's main loop, lifecycle.py) as grpc's own examples do. `build_components` wires the
+domain side alone, for `verdict verify|evaluate` without a server.
 
-Lifecycle, and what health reports at each step:
+The `App`'s lifecycle, and what health reports at each step:
 
 1. built: port bound, nothing served yet; readiness names ("" and verdict.v1.VerdictService) NOT_SERVING,
    "liveness" SERVING (the process is alive and its event loop answers);
 2. `start()`: accepting calls; readiness SERVING;
 3. `stop(grace)` (SIGTERM/SIGINT): readiness NOT_SERVING at once, so load balancers and kubelet stop sending; no new
    calls; in-flight calls get `grace` seconds; then every child process still running is killed and pools closed.
-   A second signal while draining ends the grace period at once (an operator who presses Ctrl-C twice, or a
-   supervisor that escalates, means "now"): in-flight calls are cancelled, children killed, and the exit is still 0.
+   A second `stop(0)` while draining ends the grace period at once: in-flight calls are cancelled, children killed.
 """
 
 from __future__ import annotations
@@ -19,14 +19,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import signal
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import grpc
 import grpc.aio
-import prometheus_client
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from prometheus_client import CollectorRegistry
@@ -38,7 +36,7 @@ from verdict.judges import Judges, build_judges
 from verdict.metrics import Metrics, register_runtime_collectors
 from verdict.rpc.decisions import DecisionLog, build_decision_log
 from verdict.rpc.servicer import SERVICE_DESCRIPTOR, SERVICE_NAME, Limits, VerdictServicer, method_handlers
-from verdict.runner.door import Runner, become_subreaper
+from verdict.runner.door import Runner
 from verdict.security.gate import Gate
 from verdict.security.tls import Certificates, server_credentials
 from verdict.server.health import Health
@@ -52,7 +50,7 @@ from verdict.verify.verifier import Verifier
 if TYPE_CHECKING:
     from verdict.server.connect import ConnectServer
 
-__all__ = ["LIVENESS_SERVICE", "READINESS_SERVICES", "App", "build_server", "serve"]
+__all__ = ["LIVENESS_SERVICE", "READINESS_SERVICES", "App", "Components", "build_components", "build_server"]
 
 log = logging.getLogger("verdict.server")
 
@@ -352,62 +350,3 @@ async def start_metrics_server(app: App, registry: CollectorRegistry) -> Metrics
     ):
         log.warning("/metrics needs auth without TLS: bearer tokens cross the network in cleartext (set tls_cert_file)")
     return http
-
-
-async def serve(
-    config: Config,
-    *,
-    env: Mapping[str, str] | None = None,
-    reuse_port: bool = False,
-    on_ready: Callable[[dict[str, Any]], None] | None = None,
-) -> int:
-    """Run until SIGTERM or SIGINT, then drain (a second signal cuts the drain short). Logs one `ready` record
-    (fields event=serving, grpc_port, metrics_port) when ready, in the configured log format; returns the exit
-    status. Raises ConfigError naming the key when an address cannot be bound.
-
-    One process, whatever `config.workers` says: `verdict.server.workers` runs several of these, each with `reuse_port`
-    and an `on_ready` that tells the supervisor instead of logging (the supervisor logs the one ready record)."""
-    prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
-    if not become_subreaper():
-        log.warning("cannot become a child subreaper: a judge's daemonised grandchild is reaped by init, not here")
-    registry = CollectorRegistry()
-    app, port = await build_server(config, registry=registry, env=env, reuse_port=reuse_port)
-    try:
-        metrics_server = await start_metrics_server(app, registry)
-    except BaseException:
-        await app.components.aclose()
-        raise
-    stop = asyncio.Event()
-    forced: list[asyncio.Task[None]] = []
-
-    def on_signal() -> None:
-        if not stop.is_set():
-            stop.set()
-            return
-        log.warning("second signal: cancelling in-flight calls now")
-        forced.append(asyncio.ensure_future(app.stop(grace=0)))
-
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, on_signal)
-    await app.start()
-    ready = {
-        "event": "serving",
-        "grpc_port": port,
-        "metrics_port": metrics_server.port if metrics_server else None,
-        "health_port": app.health_port or None,
-        "http_port": app.http.port if app.http is not None else None,
-        "tls": app.certificates is not None,
-        "auth": config.auth,
-    }
-    if on_ready is not None:
-        on_ready(ready)
-    else:
-        log.info("ready", extra={"fields": ready})
-    await stop.wait()
-    log.info("signal received; shutting down")
-    await app.stop()
-    await asyncio.gather(*forced)
-    if metrics_server is not None:
-        await metrics_server.close()
-    return 0

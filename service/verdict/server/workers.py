@@ -217,6 +217,7 @@ class Supervisor:
         from verdict.rpc.servicer import SERVICE_DESCRIPTOR
         from verdict.security.gate import Gate
         from verdict.security.tls import Certificates
+        from verdict.server.lifecycle import ready_record
         from verdict.server.scrape import MetricsHttpServer
 
         # This process's own samples (the /metrics server's rejections) go to the shared directory too.
@@ -256,16 +257,15 @@ class Supervisor:
             ports = await asyncio.gather(*(self._spawn(slot) for slot in self._slots))
             self._watchers = [asyncio.ensure_future(self._watch(slot)) for slot in self._slots]
             if not stop.is_set():
-                ready = {
-                    "event": "serving",
-                    "grpc_port": ports[0],
-                    "metrics_port": http.port if http else None,
-                    "health_port": _port(worker_config.health_address),
-                    "http_port": None,
-                    "tls": self.config.tls,
-                    "auth": self.config.auth,
-                    "workers": self.workers,
-                }
+                ready = ready_record(
+                    grpc_port=ports[0],
+                    metrics_port=http.port if http else None,
+                    health_port=_port(worker_config.health_address),
+                    http_port=None,
+                    tls=self.config.tls,
+                    auth=self.config.auth,
+                    workers=self.workers,
+                )
                 log.info("ready", extra={"fields": ready})
                 log.info("supervising %d workers on port %d", self.workers, ports[0])
             await stop.wait()
@@ -298,7 +298,7 @@ async def supervise(config: Config, workers: int, *, env: Mapping[str, str] | No
 
 def _worker_main(argv: list[str]) -> int:
     """`python -m verdict.server.workers CONFIG_FILE`: one worker, started by the supervisor (not a user interface)."""
-    from verdict.server.assembly import serve
+    from verdict.server.lifecycle import serve
     from verdict.server.logs import configure_logging
 
     config = load_config(argv[0], env={})
