@@ -229,12 +229,8 @@ def test_each_worker_serves_health_on_the_shared_ports() -> None:
 
 
 def _ready(server: ServerProcess) -> dict[str, object]:
-    for line in list(server.log_lines):
-        with contextlib.suppress(ValueError):
-            record = json.loads(line)
-            if record.get("event") == "serving":
-                return dict(record)
-    raise AssertionError(f"no ready record in {server.log_lines}")
+    """The server's ready record; every line it (or a worker) wrote on stderr must be one JSON record."""
+    return next(record for record in server.records() if record.get("event") == "serving")
 
 
 def test_the_supervisor_and_a_single_process_log_ready_records_of_one_shape(two_workers: ServerProcess) -> None:

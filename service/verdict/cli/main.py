@@ -388,7 +388,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
             if logger.isEnabledFor(record.levelno):
                 logger.handle(record)
         from verdict.server.lifecycle import serve
-        from verdict.server.workers import resolve_workers, supervise
+        from verdict.server.supervisor import resolve_workers, supervise
 
         try:
             workers = resolve_workers(config)

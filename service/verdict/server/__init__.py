@@ -9,7 +9,8 @@
 - `scrape.py`: the bounded /metrics server.
 - `logs.py`: one log format per stream, the call context on every line.
 - `cores.py`: how many cores this process may use (workers and admission are sized by it).
-- `workers.py`: N server processes on one port under a supervisor.
+- `supervisor.py`: N server processes on one port under a supervisor, and the one /metrics of them all.
+- `workers.py`: one of those processes, `python -m verdict.server.workers CONFIG_FILE`.
 
 Uses the rpc layer and everything below it; only the CLI uses the server.
 """
@@ -27,7 +28,7 @@ from verdict.server.assembly import (
 from verdict.server.cores import cpu_quota_cores
 from verdict.server.lifecycle import serve
 from verdict.server.logs import configure_logging
-from verdict.server.workers import resolve_workers, supervise
+from verdict.server.supervisor import resolve_workers, supervise
 
 __all__ = [
     "LIVENESS_SERVICE",

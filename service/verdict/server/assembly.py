@@ -156,7 +156,7 @@ class App:
 
 
 def _server_options(config: Config, *, reuse_port: bool = False) -> list[tuple[str, Any]]:
-    """Channel arguments of every listener. `reuse_port` lets the workers of `verdict.server.workers` share one port
+    """Channel arguments of every listener. `reuse_port` lets the workers of `verdict.server.supervisor` share one port
     (the kernel spreads connections over them); a single process keeps it off, so a second server on the same port fails
     to bind instead of silently taking half the traffic."""
     largest = max(config.max_message_bytes, config.max_batch_bytes)  # single calls are held to theirs in rpc.py

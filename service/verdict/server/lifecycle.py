@@ -63,8 +63,9 @@ async def serve(
     (fields event=serving, grpc_port, metrics_port) when ready, in the configured log format; returns the exit
     status. Raises ConfigError naming the key when an address cannot be bound.
 
-    One process, whatever `config.workers` says: `verdict.server.workers` runs several of these, each with `reuse_port`
-    and an `on_ready` that tells the supervisor instead of logging (the supervisor logs the one ready record)."""
+    One process, whatever `config.workers` says: `verdict.server.supervisor` runs several of these, each with
+    `reuse_port` and an `on_ready` that tells the supervisor instead of logging (the supervisor logs the one ready
+    record)."""
     prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
     if not become_subreaper():
         log.warning("cannot become a child subreaper: a judge's daemonised grandchild is reaped by init, not here")
