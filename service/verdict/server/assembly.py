@@ -223,28 +223,8 @@ async def build_server(
         gate, metrics, per_connection=config.max_calls_per_connection, per_principal=config.max_calls_per_principal
     )
     admission = Admission(AdmissionLimits.from_config(config), metrics)
-    interceptors: list[grpc.aio.ServerInterceptor] = [
-        MetricsInterceptor(metrics, access_log_level=config.access_log_level),
-        access,
-    ]
-    if config.admission_control:
-        interceptors.append(AdmissionInterceptor(admission))
-    interceptors.append(LenientDecoding())
-    # grpc-core's own maximum_concurrent_rpcs stays off: it answers the excess with CANCELLED, unseen by the metrics;
-    # admission control (admission.py) sheds first, with RESOURCE_EXHAUSTED and a retry hint.
-    server = grpc.aio.server(interceptors=interceptors, options=_server_options(config, reuse_port=reuse_port))
-    credentials = server_credentials(certificates) if certificates is not None else None
-    port = _bind(server, "grpc_address", config.grpc_address, credentials)
-    if config.auth and not certificates and not _loopback(config.grpc_address):
-        log.warning("auth is on without TLS: bearer tokens cross the network in cleartext (set tls_cert_file)")
-    health_server: grpc.aio.Server | None = None
-    health_port = 0
-    if config.health_address:
-        health_server = grpc.aio.server(
-            interceptors=[MetricsInterceptor(metrics, access_log_level=config.access_log_level), LenientDecoding()],
-            options=_server_options(config, reuse_port=reuse_port),
-        )
-        health_port = _bind(health_server, "health_address", config.health_address, None)
+    interceptors = _interceptor_chain(config, metrics, access, admission)
+    server, port, health_server, health_port = _listeners(config, metrics, interceptors, certificates, reuse_port)
     components = build_components(config, metrics, env if env is not None else os.environ)
     decisions = build_decision_log(config, metrics.registry)
     servicer = VerdictServicer(
@@ -255,39 +235,8 @@ async def build_server(
         metrics=metrics,
         decisions=decisions,
     )
-    server.add_generic_rpc_handlers((handlers or method_handlers(servicer),))
-    not_serving, serving = health_pb2.HealthCheckResponse.NOT_SERVING, health_pb2.HealthCheckResponse.SERVING
-    health = Health({**dict.fromkeys(READINESS_SERVICES, not_serving), LIVENESS_SERVICE: serving})
-    health_pb2_grpc.add_HealthServicer_to_server(health, server)
-    if health_server is not None:
-        health_pb2_grpc.add_HealthServicer_to_server(health, health_server)
-    served = [SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name]
-    if config.reflection:
-        reflection.enable_server_reflection([*served, reflection.SERVICE_NAME], server)
-    metrics.initialize_rpcs(SERVICE_NAME, [(m.name, "unary") for m in SERVICE_DESCRIPTOR.methods])
-    http = None
-    if config.http_address:
-        from verdict.server.connect import ConnectServer, connect_application
-
-        try:
-            http = ConnectServer(
-                connect_application(
-                    servicer,
-                    metrics,
-                    config,
-                    access=access,
-                    admission=admission if config.admission_control else None,
-                ),
-                config.http_address,
-                grace_seconds=config.grace_period_seconds,
-                certfile=config.tls_cert_file,
-                keyfile=config.tls_key_file,
-            )
-        except BaseException:
-            await components.aclose()
-            if decisions is not None:
-                decisions.close()
-            raise
+    health = _services(config, metrics, server, health_server, handlers or method_handlers(servicer))
+    http = await _http_port(config, metrics, servicer, access, admission, components, decisions)
     app = App(
         config,
         server,
@@ -305,6 +254,106 @@ async def build_server(
         admission=admission if config.admission_control else None,
     )
     return app, port
+
+
+def _interceptor_chain(
+    config: Config, metrics: Metrics, access: AccessInterceptor, admission: Admission
+) -> list[grpc.aio.ServerInterceptor]:
+    """What every call on the gRPC port passes through, outermost first: metrics and the access log, access control,
+    admission control (when on), lenient decoding."""
+    interceptors: list[grpc.aio.ServerInterceptor] = [
+        MetricsInterceptor(metrics, access_log_level=config.access_log_level),
+        access,
+    ]
+    if config.admission_control:
+        interceptors.append(AdmissionInterceptor(admission))
+    interceptors.append(LenientDecoding())
+    return interceptors
+
+
+def _listeners(
+    config: Config,
+    metrics: Metrics,
+    interceptors: list[grpc.aio.ServerInterceptor],
+    certificates: Certificates | None,
+    reuse_port: bool,
+) -> tuple[grpc.aio.Server, int, grpc.aio.Server | None, int]:
+    """The gRPC server bound to `grpc_address` (TLS when configured), and the plaintext health-only server bound to
+    `health_address` when there is one (port 0 when not): (server, port, health server, health port)."""
+    # grpc-core's own maximum_concurrent_rpcs stays off: it answers the excess with CANCELLED, unseen by the metrics;
+    # admission control (admission.py) sheds first, with RESOURCE_EXHAUSTED and a retry hint.
+    server = grpc.aio.server(interceptors=interceptors, options=_server_options(config, reuse_port=reuse_port))
+    credentials = server_credentials(certificates) if certificates is not None else None
+    port = _bind(server, "grpc_address", config.grpc_address, credentials)
+    if config.auth and not certificates and not _loopback(config.grpc_address):
+        log.warning("auth is on without TLS: bearer tokens cross the network in cleartext (set tls_cert_file)")
+    health_server: grpc.aio.Server | None = None
+    health_port = 0
+    if config.health_address:
+        health_server = grpc.aio.server(
+            interceptors=[MetricsInterceptor(metrics, access_log_level=config.access_log_level), LenientDecoding()],
+            options=_server_options(config, reuse_port=reuse_port),
+        )
+        health_port = _bind(health_server, "health_address", config.health_address, None)
+    return server, port, health_server, health_port
+
+
+def _services(
+    config: Config,
+    metrics: Metrics,
+    server: grpc.aio.Server,
+    health_server: grpc.aio.Server | None,
+    handlers: grpc.GenericRpcHandler,
+) -> Health:
+    """Put VerdictService's handlers, health (on both listeners) and reflection (when on) on the servers; the health
+    servicer, readiness NOT_SERVING and liveness SERVING."""
+    server.add_generic_rpc_handlers((handlers,))
+    not_serving, serving = health_pb2.HealthCheckResponse.NOT_SERVING, health_pb2.HealthCheckResponse.SERVING
+    health = Health({**dict.fromkeys(READINESS_SERVICES, not_serving), LIVENESS_SERVICE: serving})
+    health_pb2_grpc.add_HealthServicer_to_server(health, server)
+    if health_server is not None:
+        health_pb2_grpc.add_HealthServicer_to_server(health, health_server)
+    served = [SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name]
+    if config.reflection:
+        reflection.enable_server_reflection([*served, reflection.SERVICE_NAME], server)
+    metrics.initialize_rpcs(SERVICE_NAME, [(m.name, "unary") for m in SERVICE_DESCRIPTOR.methods])
+    return health
+
+
+async def _http_port(
+    config: Config,
+    metrics: Metrics,
+    servicer: VerdictServicer,
+    access: AccessInterceptor,
+    admission: Admission,
+    components: Components,
+    decisions: DecisionLog | None,
+) -> ConnectServer | None:
+    """The Connect/gRPC-Web HTTP port on `http_address` (None when empty), sharing the servicer, access control and
+    admission of the gRPC port. When it cannot be built, the components and the decision log are closed first."""
+    if not config.http_address:
+        return None
+    from verdict.server.connect import ConnectServer, connect_application
+
+    try:
+        return ConnectServer(
+            connect_application(
+                servicer,
+                metrics,
+                config,
+                access=access,
+                admission=admission if config.admission_control else None,
+            ),
+            config.http_address,
+            grace_seconds=config.grace_period_seconds,
+            certfile=config.tls_cert_file,
+            keyfile=config.tls_key_file,
+        )
+    except BaseException:
+        await components.aclose()
+        if decisions is not None:
+            decisions.close()
+        raise
 
 
 def _bind(server: grpc.aio.Server, key: str, address: str, credentials: grpc.ServerCredentials | None) -> int:
