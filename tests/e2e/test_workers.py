@@ -226,3 +226,26 @@ def test_each_worker_serves_health_on_the_shared_ports() -> None:
                     assert answer.status == health_pb2.HealthCheckResponse.SERVING
     finally:
         stop_server_process(server)
+
+
+def _ready(server: ServerProcess) -> dict[str, object]:
+    """The server's ready record; every line it (or a worker) wrote on stderr must be one JSON record."""
+    return next(record for record in server.records() if record.get("event") == "serving")
+
+
+def test_the_supervisor_and_a_single_process_log_ready_records_of_one_shape(two_workers: ServerProcess) -> None:
+    """Both ready records come from `lifecycle.ready_record`: the same fields, whoever serves the port."""
+    single = start_server_process("--health-address", "127.0.0.1:0")
+    try:
+        alone = _ready(single)
+    finally:
+        stop_server_process(single)
+    supervised = _ready(two_workers)
+    assert alone.keys() == supervised.keys()
+    fields = {"event", "grpc_port", "metrics_port", "health_port", "http_port", "tls", "auth", "workers"}
+    assert fields <= alone.keys()
+    assert (alone["workers"], supervised["workers"]) == (1, 2)
+    assert (alone["tls"], alone["auth"], alone["http_port"]) == (supervised["tls"], supervised["auth"], None)
+    assert isinstance(alone["health_port"], int)
+    assert supervised["health_port"] is None
+    assert (alone["grpc_port"], supervised["grpc_port"]) == (single.grpc_port, two_workers.grpc_port)

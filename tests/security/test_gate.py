@@ -9,7 +9,9 @@ import pytest
 from tests.certs import SecretVolume
 from tests.support import make_config
 from verdict.errors import ConfigError, PermissionDenied, Unauthenticated
-from verdict.security.gate import ANONYMOUS, Gate, bearer_token, load_policy
+from verdict.security.gate import ANONYMOUS, Gate
+from verdict.security.policy import load_policy
+from verdict.security.tokens import bearer_token
 
 RPCS = ("VerifyResponse", "Evaluate", "ListEvaluators")
 TOKEN = "runner-token-0123456789abcdef"

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
-import binascii
 import contextlib
 import json
 import logging
@@ -26,15 +24,13 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from verdict.cli.calls import call, local_components, open_channel, remote_batches, state_token
 from verdict.config.keys import Config, config_keys
 from verdict.config.sources import load_config
 from verdict.errors import ConfigError, VerdictError
 from verdict.server.logs import configure_logging
-
-if TYPE_CHECKING:
-    from verdict.server.assembly import Components
 
 __all__ = ["main"]
 
@@ -131,16 +127,6 @@ def _read(path: str) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def _local_components() -> Components:
-    """The server's domain side, in this process, configured from VERDICT_* variables like the server."""
-    from prometheus_client import CollectorRegistry
-
-    from verdict.metrics import Metrics
-    from verdict.server.assembly import build_components
-
-    return build_components(load_config(env=os.environ), Metrics(CollectorRegistry()), os.environ)
-
-
 def _is_batch(args: argparse.Namespace) -> bool:
     if args.command == "evaluate":
         return bool(args.jsonl)
@@ -164,14 +150,14 @@ async def _job(args: argparse.Namespace) -> int:
     else:
         items = jobs.evaluate_items(args.jsonl)
     if args.target:
-        async with _channel(args) as channel:
-            run = _remote_batches(args, channel)
+        async with open_channel(args) as channel:
+            run = remote_batches(args, channel)
             summary = await jobs.run_job(args.command, items, run, out=sys.stdout, err=sys.stderr, size=args.batch_size)
     else:
         from verdict.rpc.servicer import Limits, VerdictServicer
 
         config = load_config(env=os.environ)
-        async with _local_components() as components:
+        async with local_components() as components:
             servicer = VerdictServicer(
                 components.verifier,
                 components.evaluations,
@@ -181,54 +167,6 @@ async def _job(args: argparse.Namespace) -> int:
             run = servicer.verify_batch if args.command == "verify" else servicer.evaluate_batch
             summary = await jobs.run_job(args.command, items, run, out=sys.stdout, err=sys.stderr, size=args.batch_size)
     return summary.exit_status
-
-
-def _remote_batches(args: argparse.Namespace, channel: Any) -> Any:
-    """One batch RPC per batch. A batch the server sheds (RESOURCE_EXHAUSTED) is retried after the server's
-    RetryInfo hint, a few times: a long job should ride out a busy moment, not fail a whole batch."""
-    import grpc
-    from google.rpc import code_pb2, status_pb2
-    from grpc_status import rpc_status
-
-    from verdict.v1 import verdict_pb2, verdict_pb2_grpc
-
-    stub = verdict_pb2_grpc.VerdictServiceStub(channel)
-    verify = args.command == "verify"
-
-    async def run(requests: list[Any]) -> list[Any]:
-        message: Any
-        if verify:
-            method, message = stub.BatchVerifyResponses, verdict_pb2.BatchVerifyResponsesRequest(items=requests)
-        else:
-            method, message = stub.BatchEvaluate, verdict_pb2.BatchEvaluateRequest(items=requests)
-        for attempt in range(6):
-            try:
-                response = await method(message, timeout=args.timeout, metadata=_metadata(args))
-                return [
-                    result.response if result.WhichOneof("outcome") == "response" else result.error
-                    for result in response.results
-                ]
-            except grpc.aio.AioRpcError as error:
-                status = rpc_status.from_call(error) or status_pb2.Status(
-                    code=error.code().value[0], message=error.details() or ""
-                )
-                if error.code() != grpc.StatusCode.RESOURCE_EXHAUSTED or attempt == 5:
-                    return [status] * len(requests)
-                await asyncio.sleep(_retry_after(status) * (attempt + 1))
-        return [status_pb2.Status(code=code_pb2.UNKNOWN)] * len(requests)  # pragma: no cover - the loop returns
-
-    return run
-
-
-def _retry_after(status: Any) -> float:
-    from google.rpc import error_details_pb2
-
-    for detail in status.details:
-        if detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
-            info = error_details_pb2.RetryInfo()
-            detail.Unpack(info)
-            return max(0.05, float(info.retry_delay.ToNanoseconds()) / 1e9)
-    return 1.0
 
 
 async def _verify(args: argparse.Namespace) -> dict[str, Any]:
@@ -242,11 +180,11 @@ async def _verify(args: argparse.Namespace) -> dict[str, Any]:
         request_text=Path(args.request_file).read_text(errors="replace") if args.request_file else "",
     )
     if args.target:
-        response = await _call(args, "VerifyResponse", request)
+        response = await call(args, "VerifyResponse", request)
     else:
         from verdict.rpc.servicer import verification_to_proto, verify_input
 
-        async with _local_components() as components:
+        async with local_components() as components:
             response = verification_to_proto(await components.verifier.verify(verify_input(request)))
     return _as_json(response)
 
@@ -260,54 +198,18 @@ async def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
         config=verdict_pb2.EvaluatorConfig(yaml=args.evaluator),
         output=_read(args.output_file),
         exit_code=args.exit_code,
-        state=_state_token(args.state),
+        state=state_token(args.state),
         workspace=args.workspace,
     )
     json_format.ParseDict(json.loads(args.context), request.context)
     if args.target:
-        response = await _call(args, "Evaluate", request)
+        response = await call(args, "Evaluate", request)
     else:
         from verdict.rpc.servicer import evaluation_input, evaluation_to_proto
 
-        async with _local_components() as components:
+        async with local_components() as components:
             response = evaluation_to_proto(await components.evaluations.evaluate(evaluation_input(request)))
     return _as_json(response)
-
-
-async def _call(args: argparse.Namespace, method: str, request: Any) -> Any:
-    from verdict.v1 import verdict_pb2_grpc
-
-    async with _channel(args) as channel:
-        stub = verdict_pb2_grpc.VerdictServiceStub(channel)
-        return await getattr(stub, method)(request, timeout=args.timeout, metadata=_metadata(args))
-
-
-def _metadata(args: argparse.Namespace) -> tuple[tuple[str, str], ...] | None:
-    if args.token_file:
-        return (("authorization", f"Bearer {Path(args.token_file).read_text().strip()}"),)
-    return None
-
-
-def _channel(args: argparse.Namespace) -> Any:
-    import grpc
-    import grpc.aio
-
-    options: list[tuple[str, Any]] = [("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1)]
-    if args.ca_file:
-        client_key = Path(args.key_file).read_bytes() if args.key_file else None
-        client_cert = Path(args.cert_file).read_bytes() if args.cert_file else None
-        credentials = grpc.ssl_channel_credentials(Path(args.ca_file).read_bytes(), client_key, client_cert)
-        if args.server_name:
-            options.append(("grpc.ssl_target_name_override", args.server_name))
-        return grpc.aio.secure_channel(args.target, credentials, options=options)
-    return grpc.aio.insecure_channel(args.target, options=options)
-
-
-def _state_token(text: str) -> bytes:
-    try:
-        return base64.b64decode(text, validate=True)
-    except binascii.Error:
-        raise ValueError("--state must be the base64 token printed by the previous call") from None
 
 
 def _as_json(response: Any) -> dict[str, Any]:
@@ -387,8 +289,8 @@ def _main(argv: Sequence[str] | None = None) -> int:
             logger = logging.getLogger(record.name)
             if logger.isEnabledFor(record.levelno):
                 logger.handle(record)
-        from verdict.server.assembly import serve
-        from verdict.server.workers import resolve_workers, supervise
+        from verdict.server.lifecycle import serve
+        from verdict.server.supervisor import resolve_workers, supervise
 
         try:
             workers = resolve_workers(config)

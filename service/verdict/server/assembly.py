@@ -1,17 +1,17 @@
-"""Build, start and stop the Verdict server: gRPC (aio), health, reflection, /metrics, signals, drain.
+"""Build the Verdict server: gRPC (aio), health, reflection, the interceptors, the HTTP port and /metrics.
 
 `build_server(config)` returns the assembled `App` and the port it bound (tests bind port 0 and read it back), kept
-apart from `serve()` (the process's main loop) as grpc's own examples do.
+apart from `serve()` (the process's main loop, lifecycle.py) as grpc's own examples do. `build_components` wires the
+domain side alone, for `verdict verify|evaluate` without a server.
 
-Lifecycle, and what health reports at each step:
+The `App`'s lifecycle, and what health reports at each step:
 
 1. built: port bound, nothing served yet; readiness names ("" and verdict.v1.VerdictService) NOT_SERVING,
    "liveness" SERVING (the process is alive and its event loop answers);
 2. `start()`: accepting calls; readiness SERVING;
 3. `stop(grace)` (SIGTERM/SIGINT): readiness NOT_SERVING at once, so load balancers and kubelet stop sending; no new
    calls; in-flight calls get `grace` seconds; then every child process still running is killed and pools closed.
-   A second signal while draining ends the grace period at once (an operator who presses Ctrl-C twice, or a
-   supervisor that escalates, means "now"): in-flight calls are cancelled, children killed, and the exit is still 0.
+   A second `stop(0)` while draining ends the grace period at once: in-flight calls are cancelled, children killed.
 """
 
 from __future__ import annotations
@@ -19,14 +19,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import signal
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import grpc
 import grpc.aio
-import prometheus_client
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from prometheus_client import CollectorRegistry
@@ -38,7 +36,7 @@ from verdict.judges import Judges, build_judges
 from verdict.metrics import Metrics, register_runtime_collectors
 from verdict.rpc.decisions import DecisionLog, build_decision_log
 from verdict.rpc.servicer import SERVICE_DESCRIPTOR, SERVICE_NAME, Limits, VerdictServicer, method_handlers
-from verdict.runner.door import Runner, become_subreaper
+from verdict.runner.door import Runner
 from verdict.security.gate import Gate
 from verdict.security.tls import Certificates, server_credentials
 from verdict.server.health import Health
@@ -52,7 +50,7 @@ from verdict.verify.verifier import Verifier
 if TYPE_CHECKING:
     from verdict.server.connect import ConnectServer
 
-__all__ = ["LIVENESS_SERVICE", "READINESS_SERVICES", "App", "build_server", "serve"]
+__all__ = ["LIVENESS_SERVICE", "READINESS_SERVICES", "App", "Components", "build_components", "build_server"]
 
 log = logging.getLogger("verdict.server")
 
@@ -158,7 +156,7 @@ class App:
 
 
 def _server_options(config: Config, *, reuse_port: bool = False) -> list[tuple[str, Any]]:
-    """Channel arguments of every listener. `reuse_port` lets the workers of `verdict.server.workers` share one port
+    """Channel arguments of every listener. `reuse_port` lets the workers of `verdict.server.supervisor` share one port
     (the kernel spreads connections over them); a single process keeps it off, so a second server on the same port fails
     to bind instead of silently taking half the traffic."""
     largest = max(config.max_message_bytes, config.max_batch_bytes)  # single calls are held to theirs in rpc.py
@@ -225,28 +223,8 @@ async def build_server(
         gate, metrics, per_connection=config.max_calls_per_connection, per_principal=config.max_calls_per_principal
     )
     admission = Admission(AdmissionLimits.from_config(config), metrics)
-    interceptors: list[grpc.aio.ServerInterceptor] = [
-        MetricsInterceptor(metrics, access_log_level=config.access_log_level),
-        access,
-    ]
-    if config.admission_control:
-        interceptors.append(AdmissionInterceptor(admission))
-    interceptors.append(LenientDecoding())
-    # grpc-core's own maximum_concurrent_rpcs stays off: it answers the excess with CANCELLED, unseen by the metrics;
-    # admission control (admission.py) sheds first, with RESOURCE_EXHAUSTED and a retry hint.
-    server = grpc.aio.server(interceptors=interceptors, options=_server_options(config, reuse_port=reuse_port))
-    credentials = server_credentials(certificates) if certificates is not None else None
-    port = _bind(server, "grpc_address", config.grpc_address, credentials)
-    if config.auth and not certificates and not _loopback(config.grpc_address):
-        log.warning("auth is on without TLS: bearer tokens cross the network in cleartext (set tls_cert_file)")
-    health_server: grpc.aio.Server | None = None
-    health_port = 0
-    if config.health_address:
-        health_server = grpc.aio.server(
-            interceptors=[MetricsInterceptor(metrics, access_log_level=config.access_log_level), LenientDecoding()],
-            options=_server_options(config, reuse_port=reuse_port),
-        )
-        health_port = _bind(health_server, "health_address", config.health_address, None)
+    interceptors = _interceptor_chain(config, metrics, access, admission)
+    server, port, health_server, health_port = _listeners(config, metrics, interceptors, certificates, reuse_port)
     components = build_components(config, metrics, env if env is not None else os.environ)
     decisions = build_decision_log(config, metrics.registry)
     servicer = VerdictServicer(
@@ -257,40 +235,9 @@ async def build_server(
         metrics=metrics,
         decisions=decisions,
     )
-    server.add_generic_rpc_handlers((handlers or method_handlers(servicer),))
-    not_serving, serving = health_pb2.HealthCheckResponse.NOT_SERVING, health_pb2.HealthCheckResponse.SERVING
-    health = Health({**dict.fromkeys(READINESS_SERVICES, not_serving), LIVENESS_SERVICE: serving})
-    health_pb2_grpc.add_HealthServicer_to_server(health, server)
-    if health_server is not None:
-        health_pb2_grpc.add_HealthServicer_to_server(health, health_server)
-    served = [SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name]
-    if config.reflection:
-        reflection.enable_server_reflection([*served, reflection.SERVICE_NAME], server)
-    metrics.initialize_rpcs(SERVICE_NAME, [(m.name, "unary") for m in SERVICE_DESCRIPTOR.methods])
+    health = _services(config, metrics, server, health_server, handlers or method_handlers(servicer))
+    http = await _http_port(config, metrics, servicer, access, admission, components, decisions)
     metrics.initialize_judge_types(spec.type for spec in components.evaluations.catalogue() if spec.uses_judge)
-    http = None
-    if config.http_address:
-        from verdict.server.connect import ConnectServer, connect_application
-
-        try:
-            http = ConnectServer(
-                connect_application(
-                    servicer,
-                    metrics,
-                    config,
-                    access=access,
-                    admission=admission if config.admission_control else None,
-                ),
-                config.http_address,
-                grace_seconds=config.grace_period_seconds,
-                certfile=config.tls_cert_file,
-                keyfile=config.tls_key_file,
-            )
-        except BaseException:
-            await components.aclose()
-            if decisions is not None:
-                decisions.close()
-            raise
     app = App(
         config,
         server,
@@ -308,6 +255,106 @@ async def build_server(
         admission=admission if config.admission_control else None,
     )
     return app, port
+
+
+def _interceptor_chain(
+    config: Config, metrics: Metrics, access: AccessInterceptor, admission: Admission
+) -> list[grpc.aio.ServerInterceptor]:
+    """What every call on the gRPC port passes through, outermost first: metrics and the access log, access control,
+    admission control (when on), lenient decoding."""
+    interceptors: list[grpc.aio.ServerInterceptor] = [
+        MetricsInterceptor(metrics, access_log_level=config.access_log_level),
+        access,
+    ]
+    if config.admission_control:
+        interceptors.append(AdmissionInterceptor(admission))
+    interceptors.append(LenientDecoding())
+    return interceptors
+
+
+def _listeners(
+    config: Config,
+    metrics: Metrics,
+    interceptors: list[grpc.aio.ServerInterceptor],
+    certificates: Certificates | None,
+    reuse_port: bool,
+) -> tuple[grpc.aio.Server, int, grpc.aio.Server | None, int]:
+    """The gRPC server bound to `grpc_address` (TLS when configured), and the plaintext health-only server bound to
+    `health_address` when there is one (port 0 when not): (server, port, health server, health port)."""
+    # grpc-core's own maximum_concurrent_rpcs stays off: it answers the excess with CANCELLED, unseen by the metrics;
+    # admission control (admission.py) sheds first, with RESOURCE_EXHAUSTED and a retry hint.
+    server = grpc.aio.server(interceptors=interceptors, options=_server_options(config, reuse_port=reuse_port))
+    credentials = server_credentials(certificates) if certificates is not None else None
+    port = _bind(server, "grpc_address", config.grpc_address, credentials)
+    if config.auth and not certificates and not _loopback(config.grpc_address):
+        log.warning("auth is on without TLS: bearer tokens cross the network in cleartext (set tls_cert_file)")
+    health_server: grpc.aio.Server | None = None
+    health_port = 0
+    if config.health_address:
+        health_server = grpc.aio.server(
+            interceptors=[MetricsInterceptor(metrics, access_log_level=config.access_log_level), LenientDecoding()],
+            options=_server_options(config, reuse_port=reuse_port),
+        )
+        health_port = _bind(health_server, "health_address", config.health_address, None)
+    return server, port, health_server, health_port
+
+
+def _services(
+    config: Config,
+    metrics: Metrics,
+    server: grpc.aio.Server,
+    health_server: grpc.aio.Server | None,
+    handlers: grpc.GenericRpcHandler,
+) -> Health:
+    """Put VerdictService's handlers, health (on both listeners) and reflection (when on) on the servers; the health
+    servicer, readiness NOT_SERVING and liveness SERVING."""
+    server.add_generic_rpc_handlers((handlers,))
+    not_serving, serving = health_pb2.HealthCheckResponse.NOT_SERVING, health_pb2.HealthCheckResponse.SERVING
+    health = Health({**dict.fromkeys(READINESS_SERVICES, not_serving), LIVENESS_SERVICE: serving})
+    health_pb2_grpc.add_HealthServicer_to_server(health, server)
+    if health_server is not None:
+        health_pb2_grpc.add_HealthServicer_to_server(health, health_server)
+    served = [SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name]
+    if config.reflection:
+        reflection.enable_server_reflection([*served, reflection.SERVICE_NAME], server)
+    metrics.initialize_rpcs(SERVICE_NAME, [(m.name, "unary") for m in SERVICE_DESCRIPTOR.methods])
+    return health
+
+
+async def _http_port(
+    config: Config,
+    metrics: Metrics,
+    servicer: VerdictServicer,
+    access: AccessInterceptor,
+    admission: Admission,
+    components: Components,
+    decisions: DecisionLog | None,
+) -> ConnectServer | None:
+    """The Connect/gRPC-Web HTTP port on `http_address` (None when empty), sharing the servicer, access control and
+    admission of the gRPC port. When it cannot be built, the components and the decision log are closed first."""
+    if not config.http_address:
+        return None
+    from verdict.server.connect import ConnectServer, connect_application
+
+    try:
+        return ConnectServer(
+            connect_application(
+                servicer,
+                metrics,
+                config,
+                access=access,
+                admission=admission if config.admission_control else None,
+            ),
+            config.http_address,
+            grace_seconds=config.grace_period_seconds,
+            certfile=config.tls_cert_file,
+            keyfile=config.tls_key_file,
+        )
+    except BaseException:
+        await components.aclose()
+        if decisions is not None:
+            decisions.close()
+        raise
 
 
 def _bind(server: grpc.aio.Server, key: str, address: str, credentials: grpc.ServerCredentials | None) -> int:
@@ -353,62 +400,3 @@ async def start_metrics_server(app: App, registry: CollectorRegistry) -> Metrics
     ):
         log.warning("/metrics needs auth without TLS: bearer tokens cross the network in cleartext (set tls_cert_file)")
     return http
-
-
-async def serve(
-    config: Config,
-    *,
-    env: Mapping[str, str] | None = None,
-    reuse_port: bool = False,
-    on_ready: Callable[[dict[str, Any]], None] | None = None,
-) -> int:
-    """Run until SIGTERM or SIGINT, then drain (a second signal cuts the drain short). Logs one `ready` record
-    (fields event=serving, grpc_port, metrics_port) when ready, in the configured log format; returns the exit
-    status. Raises ConfigError naming the key when an address cannot be bound.
-
-    One process, whatever `config.workers` says: `verdict.server.workers` runs several of these, each with `reuse_port`
-    and an `on_ready` that tells the supervisor instead of logging (the supervisor logs the one ready record)."""
-    prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
-    if not become_subreaper():
-        log.warning("cannot become a child subreaper: a judge's daemonised grandchild is reaped by init, not here")
-    registry = CollectorRegistry()
-    app, port = await build_server(config, registry=registry, env=env, reuse_port=reuse_port)
-    try:
-        metrics_server = await start_metrics_server(app, registry)
-    except BaseException:
-        await app.components.aclose()
-        raise
-    stop = asyncio.Event()
-    forced: list[asyncio.Task[None]] = []
-
-    def on_signal() -> None:
-        if not stop.is_set():
-            stop.set()
-            return
-        log.warning("second signal: cancelling in-flight calls now")
-        forced.append(asyncio.ensure_future(app.stop(grace=0)))
-
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, on_signal)
-    await app.start()
-    ready = {
-        "event": "serving",
-        "grpc_port": port,
-        "metrics_port": metrics_server.port if metrics_server else None,
-        "health_port": app.health_port or None,
-        "http_port": app.http.port if app.http is not None else None,
-        "tls": app.certificates is not None,
-        "auth": config.auth,
-    }
-    if on_ready is not None:
-        on_ready(ready)
-    else:
-        log.info("ready", extra={"fields": ready})
-    await stop.wait()
-    log.info("signal received; shutting down")
-    await app.stop()
-    await asyncio.gather(*forced)
-    if metrics_server is not None:
-        await metrics_server.close()
-    return 0

@@ -40,7 +40,7 @@ from verdict.server.interceptors.base import HandlerInterceptor, rewrap
 
 __all__ = ["HEALTH_WATCHES_PER_CONNECTION", "AccessInterceptor", "InFlight", "publish", "unpublish"]
 
-log = logging.getLogger("verdict.access")
+log = logging.getLogger("verdict.access_control")
 
 HEALTH_SERVICE = "grpc.health.v1.Health"
 HEALTH_WATCHES_PER_CONNECTION = 16
