@@ -200,7 +200,7 @@ def shell_block() -> Iterator[str]:
 
     from verdict.config.keys import Config
     from verdict.metrics import Metrics
-    from verdict.runner.door import Runner, become_subreaper
+    from verdict.runner import Runner, become_subreaper
     from verdict.verify.model import VerifyInput
     from verdict.verify.verifier import Verifier
 

@@ -27,7 +27,7 @@ from verdict.evaluators.model import EvaluationResult
 from verdict.judges.ruling_stores import MemoryStore, RedisStore, RulingStore
 from verdict.judges.rulings import RulingCache
 from verdict.metrics import Metrics
-from verdict.runner.door import Runner
+from verdict.runner import Runner
 
 CALLS = 20
 LOOKUPS = 500

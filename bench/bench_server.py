@@ -20,7 +20,7 @@ from prometheus_client import CollectorRegistry
 
 from verdict.config.keys import Config
 from verdict.metrics import Metrics
-from verdict.rpc.servicer import SERVICE_NAME, VerdictServicer, method_handlers
+from verdict.rpc import SERVICE_NAME, VerdictServicer, method_handlers
 from verdict.server.assembly import build_components
 from verdict.server.interceptors.observe import MetricsInterceptor
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc

@@ -15,7 +15,7 @@ from prometheus_client import CollectorRegistry
 
 from verdict.config.keys import Config
 from verdict.metrics import Metrics
-from verdict.runner.door import Runner
+from verdict.runner import Runner
 from verdict.verify.fences import (
     CONTAINER_SCAN_MAX_CHARS,
     _container_blocks,

@@ -18,7 +18,7 @@ import grpc
 import grpc.aio
 
 from verdict.config.sources import load_config
-from verdict.rpc.servicer import SERVICE_DESCRIPTOR, SERVICE_NAME
+from verdict.rpc import SERVICE_DESCRIPTOR, SERVICE_NAME
 from verdict.server.assembly import build_server
 from verdict.server.logs import configure_logging
 

@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "service")]
 
 from tests.support import read_ready  # noqa: E402
-from verdict.runner.door import marked_processes  # noqa: E402
+from verdict.runner import marked_processes  # noqa: E402
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc  # noqa: E402
 
 FAULTS: dict[str, dict[str, Any]] = {

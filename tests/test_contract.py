@@ -102,7 +102,7 @@ def test_every_typed_config_field_is_described(
 
 
 def test_every_verify_verdict_is_mapped_by_the_server() -> None:
-    from verdict.rpc.servicer import VERDICT_TO_PROTO
+    from verdict.rpc import VERDICT_TO_PROTO
     from verdict.verify.model import Verdict
 
     assert set(VERDICT_TO_PROTO) == set(Verdict)

@@ -386,7 +386,7 @@ def test_production_ships_the_monitoring_objects() -> None:
 
 def test_production_turns_tls_and_auth_on_through_secrets(tmp_path: Path) -> None:
     """Certificates, tokens and the policy come from Secret volumes; the policy is valid for this proto's RPCs."""
-    from verdict.rpc.servicer import SERVICE_DESCRIPTOR
+    from verdict.rpc import SERVICE_DESCRIPTOR
     from verdict.security import load_policy
 
     objects = render("overlays/production")

@@ -10,7 +10,7 @@ from prometheus_client import CollectorRegistry
 from verdict.config.keys import Config
 from verdict.evaluators import Evaluations
 from verdict.metrics import Metrics
-from verdict.runner.door import Runner
+from verdict.runner import Runner
 
 
 @pytest.fixture

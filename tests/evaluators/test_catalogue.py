@@ -14,7 +14,7 @@ from verdict.errors import InvalidConfig, ResourceExhausted
 from verdict.evaluators import Evaluations, EvaluatorSpec, load_evaluate_block
 from verdict.evaluators.catalogue import SPECS, validate
 from verdict.metrics import Metrics
-from verdict.runner.door import Runner
+from verdict.runner import Runner
 from verdict.v1 import verdict_pb2
 
 ONEOF = verdict_pb2.EvaluatorConfig.DESCRIPTOR.oneofs_by_name["kind"]

@@ -14,7 +14,7 @@ from verdict.evaluators.catalogue import SPECS, validate
 from verdict.evaluators.interpolation import InterpolationError, Namespaces, interpolate
 from verdict.evaluators.model import Judgement, Step
 from verdict.metrics import Metrics
-from verdict.runner.door import Runner
+from verdict.runner import Runner
 
 
 async def judge(case: Case) -> Judgement | EvaluationResult:

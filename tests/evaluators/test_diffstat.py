@@ -15,7 +15,7 @@ from verdict.config.keys import Config
 from verdict.errors import FailedPrecondition, InvalidArgument, PermissionDenied, VerdictError
 from verdict.evaluators import EvaluationInput, EvaluationResult, Evaluations
 from verdict.metrics import Metrics
-from verdict.runner.door import Command, Completed, Runner
+from verdict.runner import Command, Completed, Runner
 
 GIT_ENV = {
     "PATH": os.environ.get("PATH", "/usr/bin:/bin"),

@@ -15,7 +15,7 @@ from verdict.config.keys import Config
 from verdict.errors import DeadlineTooShort, FailedPrecondition, InvalidArgument, InvalidConfig
 from verdict.evaluators import EvaluationInput, EvaluationResult, Evaluations, load_evaluate_block
 from verdict.metrics import Metrics
-from verdict.runner.door import Runner
+from verdict.runner import Runner
 from verdict.v1 import verdict_pb2
 
 CATASTROPHIC = "(a|aa)+$"

@@ -25,7 +25,7 @@ from tests.support import Running, make_config, serving
 from verdict.config.keys import Config
 from verdict.evaluators import EvaluationInput, Evaluations, load_evaluate_block
 from verdict.metrics import Metrics
-from verdict.runner.door import Runner
+from verdict.runner import Runner
 from verdict.v1 import verdict_pb2
 
 _PREV_10 = {"prev": {"output": "10"}}

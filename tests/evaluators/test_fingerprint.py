@@ -14,7 +14,7 @@ from tests.evaluators.test_diffstat import Loop, git, make_repo
 from verdict.config.keys import Config
 from verdict.evaluators import Evaluations, state
 from verdict.metrics import Metrics
-from verdict.runner.door import Runner
+from verdict.runner import Runner
 
 
 async def _verdicts(loop: Loop, steps: list[object]) -> list[str]:

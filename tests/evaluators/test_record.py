@@ -33,7 +33,7 @@ from verdict.evaluators import (
 )
 from verdict.judges import build_judges
 from verdict.metrics import Metrics
-from verdict.runner.door import Runner
+from verdict.runner import Runner
 from verdict.v1 import verdict_pb2
 
 TYPED_MEMBERS = sorted(

@@ -30,7 +30,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from tests.certs import CertificateAuthority
 from tests.evaluators.test_diffstat import make_repo
-from verdict.rpc.servicer import SERVICE_NAME
+from verdict.rpc import SERVICE_NAME
 from verdict.server.assembly import LIVENESS_SERVICE
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
 

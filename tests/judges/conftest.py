@@ -21,7 +21,7 @@ from tests.judges.support import ChatServer, FakeJudges, ServiceFactory, process
 from verdict.config.keys import Config
 from verdict.judges import HOSTS, HostRegistry, JudgeService
 from verdict.metrics import Metrics
-from verdict.runner.door import Runner
+from verdict.runner import Runner
 from verdict.server.assembly import build_server
 from verdict.v1 import verdict_pb2_grpc
 

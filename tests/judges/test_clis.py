@@ -26,7 +26,7 @@ from verdict.judges.envelopes import EnvelopeError, JudgeReply
 from verdict.judges.hosts import Invocation
 from verdict.judges.payload import PayloadError, verdict_payload
 from verdict.metrics import Metrics
-from verdict.runner.door import Runner
+from verdict.runner import Runner
 
 DOCS = Path(__file__).parents[2] / "docs"
 ANSWER = {"verdict": "yes", "confidence": 0.9, "reason": "the tests passed", "evidence": []}

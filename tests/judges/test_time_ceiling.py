@@ -16,7 +16,7 @@ from verdict.config.keys import JUDGE_TIMEOUT_CEILING_SECONDS, Config
 from verdict.errors import ConfigError
 from verdict.judges import JudgeRequest, build_judges
 from verdict.metrics import Metrics
-from verdict.runner.door import Command, Completed, Runner
+from verdict.runner import Command, Completed, Runner
 from verdict.verify.model import VerifyInput
 
 LONG = VerifyInput(text="A long prose answer. " * 400, completion_tokens=5000, request_text="Explain.")

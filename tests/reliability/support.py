@@ -28,7 +28,7 @@ from tests.support import (
     connect_outcome,
     http_send,
 )
-from verdict.runner.door import marked_processes
+from verdict.runner import marked_processes
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
 
 settings.register_profile(

@@ -21,7 +21,7 @@ from grpc_reflection.v1alpha import reflection_pb2
 from tests.reliability.support import FuzzServer
 from tests.support import start_server_process, stop_server_process
 from verdict.errors import resource_exhausted
-from verdict.rpc.servicer import to_status
+from verdict.rpc import to_status
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
 
 BAD_UTF8 = b"\x0a\x02\xff\xfe"  # field 1 (a string in every request below) holding invalid UTF-8

@@ -22,7 +22,7 @@ from verdict.errors import (
     VerdictError,
 )
 from verdict.evaluators import EvaluationResult
-from verdict.rpc.servicer import (
+from verdict.rpc import (
     SERVICE_DESCRIPTOR,
     VERDICT_TO_PROTO,
     VerdictServicer,

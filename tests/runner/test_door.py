@@ -15,7 +15,7 @@ from tests.support import dies_within
 from verdict.config.keys import Config
 from verdict.errors import ResourceExhausted
 from verdict.metrics import Metrics
-from verdict.runner.door import (
+from verdict.runner import (
     MARKER_ENV,
     Command,
     CommandNotFound,

@@ -10,7 +10,7 @@ from prometheus_client import CollectorRegistry
 
 from verdict.config.keys import Config
 from verdict.metrics import Metrics
-from verdict.runner.door import Runner
+from verdict.runner import Runner
 from verdict.verify.markup_syntax import check_toml, check_xml
 from verdict.verify.model import Verdict, VerifyInput
 from verdict.verify.tree_syntax import GRAMMARS, check_tree

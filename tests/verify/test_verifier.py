@@ -14,7 +14,7 @@ from tests.verify.pool_tasks import misbehaving_check
 from verdict.config.keys import Config
 from verdict.errors import Unavailable
 from verdict.metrics import Metrics
-from verdict.runner.door import Command, CommandNotFound, Completed, Runner
+from verdict.runner import Command, CommandNotFound, Completed, Runner
 from verdict.verify.model import CodeCheck, SecondOpinionResult, Verdict, Verification, VerifyInput
 from verdict.verify.verifier import Verifier
 
@@ -131,7 +131,7 @@ class TestShell:
         assert "bash is not installed" in result.checks[0].detail
 
     async def test_many_shell_blocks_are_checked_concurrently_within_the_runners_queue(self) -> None:
-        from verdict.runner.door import SlotLimit
+        from verdict.runner import SlotLimit
 
         made = Harness(Config(max_concurrent_shell_checks=2))
         made.runner.limits["bash"] = SlotLimit("bash", 2, queue=0)

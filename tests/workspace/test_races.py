@@ -29,7 +29,7 @@ from verdict.errors import PermissionDenied
 from verdict.evaluators import EvaluationInput, Evaluations
 from verdict.judges.files import read_text, workspace_file, write_text
 from verdict.metrics import Metrics
-from verdict.runner.door import Runner
+from verdict.runner import Runner
 from verdict.workspace import openat2
 
 ROUNDS = 2000

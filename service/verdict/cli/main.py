@@ -154,7 +154,7 @@ async def _job(args: argparse.Namespace) -> int:
             run = remote_batches(args, channel)
             summary = await jobs.run_job(args.command, items, run, out=sys.stdout, err=sys.stderr, size=args.batch_size)
     else:
-        from verdict.rpc.servicer import Limits, VerdictServicer
+        from verdict.rpc import Limits, VerdictServicer
 
         config = load_config(env=os.environ)
         async with local_components() as components:
@@ -182,7 +182,7 @@ async def _verify(args: argparse.Namespace) -> dict[str, Any]:
     if args.target:
         response = await call(args, "VerifyResponse", request)
     else:
-        from verdict.rpc.servicer import verification_to_proto, verify_input
+        from verdict.rpc import verification_to_proto, verify_input
 
         async with local_components() as components:
             response = verification_to_proto(await components.verifier.verify(verify_input(request)))
@@ -205,7 +205,7 @@ async def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
     if args.target:
         response = await call(args, "Evaluate", request)
     else:
-        from verdict.rpc.servicer import evaluation_input, evaluation_to_proto
+        from verdict.rpc import evaluation_input, evaluation_to_proto
 
         async with local_components() as components:
             response = evaluation_to_proto(await components.evaluations.evaluate(evaluation_input(request)))

@@ -39,7 +39,7 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
-from verdict.runner.door import Command, CommandNotFound, Completed, Runner, minimal_env
+from verdict.runner import Command, CommandNotFound, Completed, Runner, minimal_env
 from verdict.workspace import Repository
 
 __all__ = ["MAX_DIFF_BYTES", "Checkout", "GitFailed", "HardenedGit", "diff_stat", "hardened_git"]

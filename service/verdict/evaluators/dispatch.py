@@ -36,7 +36,7 @@ from verdict.evaluators.record import Evaluator, Registry
 from verdict.evaluators.spec import EvaluatorSpec
 from verdict.evaluators.values import jsonable
 from verdict.metrics import Metrics
-from verdict.runner.door import Runner
+from verdict.runner import Runner
 from verdict.workspace import inside
 
 __all__ = ["Evaluations"]

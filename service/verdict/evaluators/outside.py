@@ -18,7 +18,7 @@ from verdict.evaluators import deterministic, patterns, stall
 from verdict.evaluators.diffstat import Checkout, GitFailed, diff_stat
 from verdict.evaluators.fingerprint import fingerprint
 from verdict.evaluators.model import EvaluationResult, Judgement, Step
-from verdict.runner.door import Runner
+from verdict.runner import Runner
 from verdict.workspace import UncheckedConfig, find_repository, open_beneath, open_root
 
 __all__ = ["Outside", "Workspace", "diff_stall", "output_contains"]

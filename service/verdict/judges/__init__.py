@@ -38,7 +38,7 @@ from verdict.judges.rulings import RulingCache, build_ruling_cache
 from verdict.judges.second_opinion import SecondOpinion
 from verdict.judges.service import JudgeService
 from verdict.metrics import Metrics
-from verdict.runner.door import Runner
+from verdict.runner import Runner
 
 __all__ = [
     "HOSTS",

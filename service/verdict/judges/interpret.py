@@ -28,7 +28,7 @@ from verdict.judges.envelopes import EnvelopeError, JudgeReply, OversizedNumber,
 from verdict.judges.hosts import CliHost, HttpHost
 from verdict.judges.model import JudgeAnswer, JudgeOutcome, PayloadReader, failure
 from verdict.judges.payload import PayloadError
-from verdict.runner.door import Completed
+from verdict.runner import Completed
 
 __all__ = ["MAX_JUDGE_OUTPUT_BYTES", "interpret_completion", "interpret_http", "schema_instruction"]
 

@@ -31,7 +31,7 @@ from verdict.judges.interpret import MAX_JUDGE_OUTPUT_BYTES, interpret_completio
 from verdict.judges.model import JudgeAnswer, JudgeOutcome, JudgeRequest, failure
 from verdict.judges.rulings import record_spend
 from verdict.metrics import Metrics
-from verdict.runner.door import Command, CommandNotFound, Runner, minimal_env
+from verdict.runner import Command, CommandNotFound, Runner, minimal_env
 
 __all__ = ["DEADLINE_MARGIN_SECONDS", "MIN_JUDGE_SECONDS", "JudgeService"]
 

@@ -30,38 +30,20 @@ from verdict.rpc.batch import Limits, batch_response, run_batch
 from verdict.rpc.decisions import DecisionLog, failure, record_call
 from verdict.rpc.decoding import Undecodable, lenient_decoder
 from verdict.rpc.messages import (
-    VERDICT_TO_PROTO,
     catalogue_response,
     checked_context,
-    context_dict,
     evaluation_input,
     evaluation_to_proto,
     evaluator_config,
     verification_to_proto,
     verify_input,
 )
-from verdict.rpc.status import status_proto, to_status
+from verdict.rpc.status import to_status
 from verdict.security.gate import current_caller, require_judges
 from verdict.v1 import verdict_pb2
 from verdict.verify.verifier import InlineBudget, Verifier
 
-__all__ = [
-    "SERVICE_DESCRIPTOR",
-    "SERVICE_NAME",
-    "VERDICT_TO_PROTO",
-    "Limits",
-    "VerdictServicer",
-    "context_dict",
-    "evaluation_input",
-    "evaluation_to_proto",
-    "evaluator_config",
-    "message_class",
-    "method_handlers",
-    "status_proto",
-    "to_status",
-    "verification_to_proto",
-    "verify_input",
-]
+__all__ = ["SERVICE_DESCRIPTOR", "SERVICE_NAME", "VerdictServicer", "message_class", "method_handlers"]
 
 log = logging.getLogger("verdict.rpc")
 

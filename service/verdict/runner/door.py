@@ -41,37 +41,19 @@ from typing import ParamSpec, TypeVar
 from verdict.config.keys import Config
 from verdict.errors import resource_exhausted
 from verdict.metrics import Metrics
-from verdict.runner.command import Command, CommandNotFound, Completed, minimal_env, signal_name
+from verdict.runner.command import Command, CommandNotFound, Completed
 from verdict.runner.descendants import (
     MARKER_ENV,
-    become_subreaper,
     is_subreaper,
     kill_escaped,
     kill_group,
     kill_marked,
-    marked_processes,
     reap_adopted,
 )
 from verdict.runner.pipes import Sink, close_pipes, close_transport, communicate, start_child
 from verdict.runner.slots import SlotLimit, pool_sizes
 
-__all__ = [
-    "MARKER_ENV",
-    "Command",
-    "CommandNotFound",
-    "Completed",
-    "Runner",
-    "SlotLimit",
-    "become_subreaper",
-    "is_subreaper",
-    "kill_marked",
-    "marked_processes",
-    "minimal_env",
-    "pool_sizes",
-    "reap_adopted",
-    "signal_name",
-    "start_worker",
-]
+__all__ = ["OFF_LOOP_THREADS", "Runner", "start_worker"]
 
 
 _P = ParamSpec("_P")

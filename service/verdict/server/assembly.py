@@ -34,9 +34,9 @@ from verdict.errors import ConfigError
 from verdict.evaluators import Evaluations
 from verdict.judges import Judges, build_judges
 from verdict.metrics import Metrics, register_runtime_collectors
+from verdict.rpc import SERVICE_DESCRIPTOR, SERVICE_NAME, Limits, VerdictServicer, method_handlers
 from verdict.rpc.decisions import DecisionLog, build_decision_log
-from verdict.rpc.servicer import SERVICE_DESCRIPTOR, SERVICE_NAME, Limits, VerdictServicer, method_handlers
-from verdict.runner.door import Runner
+from verdict.runner import Runner
 from verdict.security.gate import Gate
 from verdict.security.tls import Certificates, server_credentials
 from verdict.server.health import Health

@@ -46,9 +46,9 @@ from protobuf.wkt import Any as ConnectAny
 from verdict.config.keys import Config
 from verdict.errors import ConfigError, InvalidArgument, VerdictError
 from verdict.metrics import Metrics, grpc_code_label
+from verdict.rpc import SERVICE_DESCRIPTOR, SERVICE_NAME, VerdictServicer, message_class, to_status
 from verdict.rpc.context import CallContext, current_call, parse_traceparent
 from verdict.rpc.decoding import Undecodable, undecodable
-from verdict.rpc.servicer import SERVICE_DESCRIPTOR, SERVICE_NAME, VerdictServicer, message_class, to_status
 from verdict.server.interceptors.access_control import AccessInterceptor, publish, unpublish
 from verdict.server.interceptors.admission import EXEMPT_METHODS, Admission
 from verdict.server.interceptors.observe import MethodSeries, log_access

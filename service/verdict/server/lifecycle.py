@@ -20,7 +20,7 @@ import prometheus_client
 from prometheus_client import CollectorRegistry
 
 from verdict.config.keys import Config
-from verdict.runner.door import become_subreaper
+from verdict.runner import become_subreaper
 from verdict.server.assembly import build_server, start_metrics_server
 
 __all__ = ["ready_record", "serve"]

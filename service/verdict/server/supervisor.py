@@ -45,7 +45,7 @@ import yaml
 
 from verdict.config.keys import ENV_PREFIX, Config
 from verdict.errors import ConfigError
-from verdict.runner.door import start_worker
+from verdict.runner import start_worker
 from verdict.server.cores import cpu_quota_cores
 
 __all__ = ["Supervisor", "resolve_workers", "supervise"]
@@ -212,7 +212,7 @@ class Supervisor:
         from prometheus_client.multiprocess import MultiProcessCollector
 
         from verdict.metrics import Metrics
-        from verdict.rpc.servicer import SERVICE_DESCRIPTOR
+        from verdict.rpc import SERVICE_DESCRIPTOR
         from verdict.security.gate import Gate
         from verdict.security.tls import Certificates
         from verdict.server.lifecycle import ready_record

@@ -38,7 +38,7 @@ from pebble import ProcessExpired, ProcessFuture, ProcessPool
 from verdict.config.keys import Config
 from verdict.errors import Unavailable
 from verdict.metrics import Metrics
-from verdict.runner.door import Command, CommandNotFound, Runner, minimal_env, signal_name
+from verdict.runner import Command, CommandNotFound, Runner, minimal_env, signal_name
 from verdict.verify.checks import check_code
 from verdict.verify.fences import FenceScan, needs_containers, scan_fences_bounded
 from verdict.verify.languages import LANGUAGES, Runs

@@ -32,8 +32,8 @@ import grpc.aio
 
 from verdict.errors import ResourceExhausted, Unauthenticated, VerdictError
 from verdict.metrics import OTHER, LabelFolder, Metrics
+from verdict.rpc import SERVICE_NAME, to_status
 from verdict.rpc.context import current_call
-from verdict.rpc.servicer import SERVICE_NAME, to_status
 from verdict.security.gate import ANONYMOUS, Caller, Gate, bearer_token, current_caller
 from verdict.security.tls import peer_identities
 from verdict.server.interceptors.base import HandlerInterceptor, rewrap

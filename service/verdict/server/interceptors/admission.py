@@ -38,7 +38,7 @@ import grpc.aio
 from verdict.config.keys import Config
 from verdict.errors import DeadlineTooShort, ResourceExhausted, VerdictError
 from verdict.metrics import Metrics
-from verdict.rpc.servicer import SERVICE_NAME, to_status
+from verdict.rpc import SERVICE_NAME, to_status
 from verdict.server.cores import cpu_quota_cores
 from verdict.server.interceptors.base import HandlerInterceptor, rewrap
 
