@@ -1,4 +1,6 @@
-"""Every error Verdict raises on purpose, as one tree, mapped to gRPC status codes in exactly one place.
+"""Every error Verdict raises on purpose for a caller, as one tree mapped to gRPC status codes in exactly one place.
+
+Caller-facing: each VerdictError becomes a gRPC status; ConfigError stops the server at startup (exit status 2).
 
 ```
 VerdictError                      base; never raised itself
@@ -16,11 +18,62 @@ VerdictError                      base; never raised itself
 ConfigError(ValueError)           server configuration rejected at startup (not a gRPC error)
 ```
 
-Domain code raises these; it never imports grpc. `rpc.py` turns them into a `google.rpc.Status` carrying exactly one
-`ErrorInfo` (reason + metadata) and, for argument errors, a `BadRequest` naming the field (AIP-193).
+Domain code raises these; it never imports grpc. The rpc layer (`verdict.rpc`, its one status mapping `to_status`) turns
+them into a `google.rpc.Status` carrying exactly one `ErrorInfo` (reason + metadata) and, for argument errors, a
+`BadRequest` naming the field (AIP-193). Anything else that escapes a handler is logged and sent as `Internal`, or, when
+the server ran out of descriptors, memory or processes, as the `Unavailable` of `resource_exhausted`.
 
-A checker that malfunctions (a judge timing out, a parser crashing) is *not* an error here: it becomes an `error` or
-`unverifiable` verdict, because the caller's request was fine and the model must not be charged for it.
+Internal, becoming verdicts. A checker that malfunctions (a judge timing out, a parser giving up, a tool missing) is
+*not* an error here: it becomes an `error` (Evaluate) or `unverifiable` (VerifyResponse) verdict, because the caller's
+request was fine and the model must not be charged for it. These are the internal exceptions that carry such a
+malfunction: none derives from VerdictError, each is caught by the code named after its arrow, and none ever reaches a
+caller as a status. Each is defined beside the code that raises it (module in brackets); the arrow is what it becomes
+and where:
+
+```
+CommandNotFound [runner/command.py]   Runner.run: the program does not exist or is not executable
+                                      → bash: the block is `unverifiable` (verify/verifier.py)
+                                      → git: GitFailed "git not found in PATH" (evaluators/diffstat.py)
+                                      → a judge CLI: `error`, missing_dependency (judges/service.py)
+UncheckedConfig [workspace/metadata.py]
+                                      find_repository: the repository's config is a link, not a regular file
+                                      inside it, unreadable or too big, so git is never run
+                                      → diff_stall `error` with the reason (evaluators/outside.py)
+GitFailed [evaluators/diffstat.py]    diff_stall's git runs (diffstat.py, fingerprint.py): git missing, timed out,
+                                      failed, or past diff_stall_max_bytes / _max_files
+                                      → diff_stall `error` with the detail (evaluators/outside.py)
+PatternTimeout [evaluators/patterns.py]
+│                                     a request's regular expression outlasts regex_timeout_seconds
+│                                     → output_contains `error`, timed_out (evaluators/outside.py)
+│                                     → contract: that pair is an error, so the verdict is `error` (contract.py)
+└── PatternTooLarge                   before compiling a pattern that repeats past MAX_EXPANSION; handled as above
+ReplyError [judges/envelopes.py]      a judge's reply that cannot be used (kind parse_error or empty_result)
+├── EnvelopeError                     a host's reader (judges/readers.py, envelopes.py): no answer, no named error
+└── PayloadError [judges/payload.py]  the evaluator's or the second opinion's reader: no answer object in it
+                                      → both: `error` in Evaluate, outcome parse_error (judges/interpret.py); no
+                                        second opinion in VerifyResponse (judges/second_opinion.py)
+OversizedNumber(ValueError) [judges/envelopes.py]
+                                      `loads`: an integer in a judge's JSON longer than any count or score
+                                      → `error`, api_error + oversized_number (judges/interpret.py)
+ChatUnreachable [judges/chat.py]      an HTTP judge cannot be reached or drops the connection
+                                      → `error`, api_error + unreachable (judges/service.py)
+CredentialError [judges/credentials.py]
+                                      an HTTP judge's API key cannot be read or is unusable
+                                      → during a call: `error`, api_error + credentials (judges/service.py)
+                                      → at startup: ConfigError naming the setting (judges/credentials.py)
+```
+
+Built-in exceptions take the same road: a parse past `parse_timeout_seconds` (TimeoutError), a dead or failing parse
+pool worker, RecursionError or MemoryError inside a parser make the block `unverifiable` (verify/verifier.py and the
+python, json, yaml and markup `*_syntax` checkers); a judge past its time limit is `error`, timeout (judges/service.py,
+judges/interpret.py).
+
+Neither malfunctions nor caller-facing errors, and so in neither tree: `InterpolationError`
+(evaluators/interpolation.py), a `${...}` reference that does not resolve, whose meaning each evaluator decides (the
+raw output for `source`, "" for a stall key, an `error` verdict for an unresolvable convergence target, InvalidConfig
+for output_numeric's `target`); `StoreUnavailable` (judges/ruling_stores.py), a ruling cache that cannot be reached,
+after which the question is judged fresh; and `Undecodable` (rpc/decoding.py), a value rather than an exception,
+which the rpc layer answers as InvalidArgument (UNDECODABLE_REQUEST).
 """
 
 from __future__ import annotations
