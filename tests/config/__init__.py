@@ -1,1 +1,1 @@
-"""Tests of the configuration's documentation (the keys themselves are tested in tests/test_config.py)."""
+"""Tests of the configuration's documentation (the keys themselves are tested in tests/config/test_keys.py)."""

@@ -1,7 +1,7 @@
 """The judge host records: every record is complete and reachable, and every host list agrees with the records.
 
 `record_problems` is the whole check, so the same function that passes the real records is shown failing a
-deliberately incomplete one; docs/architecture.md ("Adding a judge host") points here.
+deliberately incomplete one; docs/architecture.md ("A judge host", under "How to add") points here.
 """
 
 from __future__ import annotations
@@ -183,7 +183,7 @@ def test_a_stub_host_is_refused_with_the_derived_list() -> None:
     assert ", ".join(host.name for host in HOSTS) in str(caught.value)
 
 
-# --- Adding a judge host (docs/architecture.md): one record plus its recorded envelope, no other table touched.
+# --- A judge host (docs/architecture.md, "How to add"): one record plus its recorded envelope, no other table touched.
 
 TOY_ENVELOPE = '{"toy_answer": {"verdict": "yes", "confidence": 0.9, "reason": "the tests passed", "evidence": []}}\n'
 

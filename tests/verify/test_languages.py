@@ -144,7 +144,7 @@ def _check_toy(code: str) -> CodeCheck:
 
 
 def test_adding_a_language_is_one_record() -> None:
-    """What docs/architecture.md "Adding a language" says, done: one record, and the verifier checks the language."""
+    """What docs/architecture.md "A language" (under "How to add") says: one record, and the verifier checks it."""
     toy = LanguageRecord(
         "toy",
         ("toys",),

@@ -1,7 +1,7 @@
 """The server's configuration: one frozen, typed value, validated at startup.
 
 This module holds the keys (each with its default, documentation and bounds) and their validation, alone and across
-keys. Reading them from the YAML file, `VERDICT_*` variables and flags (the later winning) is `config_sources.py`.
+keys. Reading them from the YAML file, `VERDICT_*` variables and flags (the later winning) is `sources.py`.
 """
 
 from __future__ import annotations
