@@ -285,3 +285,27 @@ def test_stdout_sink_keeps_stdout_for_decisions_and_stderr_for_logs() -> None:
     lines = server.process.stdout.read().splitlines()
     assert [json.loads(line)["result"]["verdict"] for line in lines] == ["ok"]
     assert all("decision_id" not in record for record in server.records())
+
+
+def test_one_table_spells_the_verdicts_for_the_wire_the_decision_log_and_the_cli() -> None:
+    """`rpc.messages.VERDICT_TO_PROTO` owns the spelling; the decision log and the CLI read it back through
+    `verdict_name`, so every proto verdict has the domain Verdict's spelling, by number and by enum name."""
+    from verdict.cli.jobs import as_json
+    from verdict.rpc.messages import VERDICT_TO_PROTO, verdict_name
+    from verdict.verify.model import Verdict
+
+    assert set(VERDICT_TO_PROTO) == set(Verdict)
+    numbers = set(verdict_pb2.VerifyVerdict.values()) - {verdict_pb2.VERIFY_VERDICT_UNSPECIFIED}
+    assert set(VERDICT_TO_PROTO.values()) == numbers
+    for verdict, number in VERDICT_TO_PROTO.items():
+        assert verdict_name(number) == verdict_name(verdict_pb2.VerifyVerdict.Name(number)) == verdict.value
+    assert verdict_name(verdict_pb2.VERIFY_VERDICT_UNSPECIFIED) == "unspecified"
+    with pytest.raises(ValueError, match="not a VerifyVerdict"):
+        verdict_name(99)
+    response = verdict_pb2.VerifyResponseResponse(
+        verdict=verdict_pb2.VERIFY_VERDICT_MALFORMED,
+        checks=[verdict_pb2.BlockCheck(verdict=verdict_pb2.VERIFY_VERDICT_OK)],
+    )
+    shown = as_json(response)
+    assert (shown["verdict"], shown["checks"][0]["verdict"]) == ("malformed", "ok")
+    assert as_json(verdict_pb2.EvaluateResponse(verdict="VERIFY_VERDICT_ish"))["verdict"] == "VERIFY_VERDICT_ish"

@@ -52,7 +52,7 @@ from verdict.errors import VerdictError
 from verdict.evaluators import load_evaluate_block
 from verdict.metrics import grpc_code_label
 from verdict.rpc.context import CallContext, current_call
-from verdict.v1 import verdict_pb2
+from verdict.rpc.messages import verdict_name
 
 __all__ = [
     "DecisionLog",
@@ -354,11 +354,6 @@ def _result(rpc: str, response: Any) -> dict[str, Any]:
     if rpc == "ListEvaluators":
         return {"evaluators": len(response.evaluators)}
     return {}
-
-
-def verdict_name(value: int) -> str:
-    """`VERIFY_VERDICT_MALFORMED` -> `malformed`: the spelling people read everywhere."""
-    return verdict_pb2.VerifyVerdict.Name(value).removeprefix("VERIFY_VERDICT_").lower()  # type: ignore[arg-type]
 
 
 def evaluator_type(request: Any) -> str:
