@@ -309,3 +309,33 @@ def test_one_table_spells_the_verdicts_for_the_wire_the_decision_log_and_the_cli
     shown = as_json(response)
     assert (shown["verdict"], shown["checks"][0]["verdict"]) == ("malformed", "ok")
     assert as_json(verdict_pb2.EvaluateResponse(verdict="VERIFY_VERDICT_ish"))["verdict"] == "VERIFY_VERDICT_ish"
+
+
+async def test_an_evaluate_call_parses_its_yaml_block_once_with_the_decision_log_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rpc layer converts the `yaml` member and hands the result to the decision record (`evaluated`), which
+    reads the type from it; a block that fails to load is not tried again for the record either."""
+    import yaml
+
+    parses: list[str] = []
+    real_load = yaml.load
+
+    def counting_load(stream: Any, Loader: Any) -> Any:
+        parses.append(str(stream))
+        return real_load(stream, Loader=Loader)
+
+    monkeypatch.setattr(yaml, "load", counting_load)
+    path = tmp_path / "decisions.log"
+    async with serving(make_config(decision_log="file", decision_log_path=str(path))) as running:
+        good = verdict_pb2.EvaluatorConfig(yaml="type: output_numeric\noperator: ge\ntarget: 3")
+        answer = await running.stub.Evaluate(verdict_pb2.EvaluateRequest(config=good, output="5"))
+        assert answer.verdict == "yes"
+        assert len(parses) == 1, parses
+        bad = verdict_pb2.EvaluatorConfig(yaml="type: [unclosed")
+        with pytest.raises(grpc.aio.AioRpcError):
+            await running.stub.Evaluate(verdict_pb2.EvaluateRequest(config=bad))
+        assert len(parses) == 2, parses
+    good_record, bad_record = read_log(path)
+    assert good_record["result"] == {"type": "output_numeric", "verdict": "yes"}
+    assert bad_record["result"]["type"] == ""

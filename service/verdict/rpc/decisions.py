@@ -61,6 +61,7 @@ __all__ = [
     "Sink",
     "StreamSink",
     "build_decision_log",
+    "evaluated",
     "failure",
     "record_call",
 ]
@@ -317,6 +318,11 @@ failure: contextvars.ContextVar[VerdictError | None] = contextvars.ContextVar("v
 """The domain error a call ended with, set by the rpc layer where it turns the error into a status (per call: each
 call runs in its own task, so its own context)."""
 
+evaluated: contextvars.ContextVar[Mapping[str, Any] | None] = contextvars.ContextVar("verdict_evaluated", default=None)
+"""The evaluator configuration an Evaluate call converted (`rpc.messages.evaluator_config`, which parses a `yaml`
+member), handed over by the rpc layer as soon as it has it, so the record reads the type from the call's one parse
+instead of parsing the block a second time (PyYAML is pure Python: a 64 KiB block is milliseconds on the loop)."""
+
 
 def record_call(
     decisions: DecisionLog,
@@ -330,7 +336,7 @@ def record_call(
     decoded = request if isinstance(request, message.Message) else None
     result: dict[str, Any] = {}
     if rpc == "Evaluate" and decoded is not None:
-        result["type"] = evaluator_type(decoded)
+        result["type"] = evaluator_type(decoded, evaluated.get(), error)
     if response is not None:
         result.update(_result(rpc, response))
         code = "OK"
@@ -356,11 +362,22 @@ def _result(rpc: str, response: Any) -> dict[str, Any]:
     return {}
 
 
-def evaluator_type(request: Any) -> str:
-    """The evaluator type an Evaluate asked for, typed or in its YAML block; empty when it cannot be told."""
+def evaluator_type(request: Any, converted: Mapping[str, Any] | None = None, error: VerdictError | None = None) -> str:
+    """The evaluator type an Evaluate asked for, typed or in its YAML block; empty when it cannot be told.
+
+    `converted` is the configuration the call itself converted (`evaluated`): its type is read, nothing is parsed.
+    Without it the call ended before converting its configuration; a `yaml` block is parsed here then, unless the
+    call ended because that very block could not be loaded (`error` names `config.yaml`), whose type cannot be told.
+    So a call's block is parsed once, except when the call is refused for setting `source` in both places.
+    """
+    if converted is not None:
+        kind = converted.get("type")
+        return kind if isinstance(kind, str) else ""
     kind = request.config.WhichOneof("kind")
     if kind != "yaml":
         return kind or ""
+    if error is not None and "config.yaml" in (getattr(error, "field", None), error.metadata.get("field")):
+        return ""
     try:
         block = load_evaluate_block(request.config.yaml)
     except (VerdictError, ValueError):
