@@ -27,7 +27,8 @@ from verdict.errors import Internal, ResourceExhausted, Unavailable, VerdictErro
 from verdict.evaluators import Evaluations
 from verdict.metrics import Metrics
 from verdict.rpc.batch import Limits, batch_response, run_batch
-from verdict.rpc.decisions import DecisionLog, evaluated, failure, record_call
+from verdict.rpc.decisions import DecisionLog, failure, record_call
+from verdict.rpc.decisions.records import evaluated
 from verdict.rpc.decoding import Undecodable, lenient_decoder
 from verdict.rpc.messages import (
     VERDICT_TO_PROTO,
