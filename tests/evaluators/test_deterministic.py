@@ -64,5 +64,7 @@ def test_short_circuit_exempts_exactly_the_exit_code_aware_types() -> None:
         "llm_structured",
         "contract",
     }
-    assert {kind for kind in SPECS if deterministic.short_circuit(SPECS[kind], 124) is None} == {"mcp_result"}
+    timeout_readers = {kind for kind in SPECS if SPECS[kind].reads_timeouts}
+    assert timeout_readers == {"mcp_result"}
+    assert {kind for kind in SPECS if deterministic.short_circuit(SPECS[kind], 124) is None} == timeout_readers
     assert all(deterministic.short_circuit(SPECS[kind], 0) is None for kind in SPECS)

@@ -100,6 +100,10 @@ def test_every_type_has_an_example_here() -> None:
             "an identity without state binds no token",
         ),
         (Evaluator(_toy_spec(fields=()), run=Pure(_shout)), "every type accepts `source`"),
+        (
+            Evaluator(_toy_spec(reads_timeouts=True), run=Pure(_shout)),
+            "a type that reads timeouts (exit 124) reads exit codes",
+        ),
         (Evaluator(_toy_spec(verdicts=()), run=Pure(_shout)), "verdicts are required"),
         (
             Evaluator(_toy_spec(fields=(FieldSpec("source", "string", ""),)), run=Pure(_shout)),
@@ -112,6 +116,7 @@ def test_every_type_has_an_example_here() -> None:
         "stateful-without-identity",
         "identity-without-state",
         "no-source",
+        "timeout-reader-blind-to-exit-codes",
         "no-verdicts",
         "undocumented-field",
     ],
@@ -193,6 +198,23 @@ async def test_a_toy_record_in_a_fresh_registry_runs_through_the_dispatcher() ->
         await evaluations.evaluate(EvaluationInput({"type": "exit_code"}))
     crashed = await evaluations.evaluate(EvaluationInput({"type": "shout"}, output="HI", exit_code=3))
     assert crashed.verdict == "error", "the exit-code short-circuit comes from the record's flags, not a type list"
+    timed_out = await evaluations.evaluate(EvaluationInput({"type": "shout"}, output="HI", exit_code=124))
+    assert timed_out.verdict == "error", "a record that does not read timeouts gets the 124 short-circuit"
+
+
+async def test_the_timeout_exemption_is_the_records_flag_not_its_name() -> None:
+    """`reads_timeouts` on a toy record lets exit 124 through to its run; mcp_result is exempt by the same flag."""
+
+    def timed(step: Step) -> Judgement:
+        return Judgement("timeout" if step.exit_code == 124 else "yes", {"exit_code": step.exit_code})
+
+    spec = _toy_spec(verdicts=("yes", "timeout"), exit_code_aware=True, reads_timeouts=True)
+    metrics = Metrics(CollectorRegistry())
+    evaluations = Evaluations(Config(), Runner(metrics), metrics, registry=Registry([Evaluator(spec, run=Pure(timed))]))
+    answered = await evaluations.evaluate(EvaluationInput({"type": "shout"}, exit_code=124))
+    assert answered.verdict == "timeout"
+    assert CATALOGUE["mcp_result"].spec.reads_timeouts
+    assert [kind for kind, record in CATALOGUE.items() if record.spec.reads_timeouts] == ["mcp_result"]
 
 
 async def test_a_stateful_toy_gets_its_token_bound_to_its_identity() -> None:

@@ -285,3 +285,57 @@ def test_stdout_sink_keeps_stdout_for_decisions_and_stderr_for_logs() -> None:
     lines = server.process.stdout.read().splitlines()
     assert [json.loads(line)["result"]["verdict"] for line in lines] == ["ok"]
     assert all("decision_id" not in record for record in server.records())
+
+
+def test_one_table_spells_the_verdicts_for_the_wire_the_decision_log_and_the_cli() -> None:
+    """`rpc.messages.VERDICT_TO_PROTO` owns the spelling; the decision log and the CLI read it back through
+    `verdict_name`, so every proto verdict has the domain Verdict's spelling, by number and by enum name."""
+    from verdict.cli.jobs import as_json
+    from verdict.rpc.messages import VERDICT_TO_PROTO, verdict_name
+    from verdict.verify.model import Verdict
+
+    assert set(VERDICT_TO_PROTO) == set(Verdict)
+    numbers = set(verdict_pb2.VerifyVerdict.values()) - {verdict_pb2.VERIFY_VERDICT_UNSPECIFIED}
+    assert set(VERDICT_TO_PROTO.values()) == numbers
+    for verdict, number in VERDICT_TO_PROTO.items():
+        assert verdict_name(number) == verdict_name(verdict_pb2.VerifyVerdict.Name(number)) == verdict.value
+    assert verdict_name(verdict_pb2.VERIFY_VERDICT_UNSPECIFIED) == "unspecified"
+    with pytest.raises(ValueError, match="not a VerifyVerdict"):
+        verdict_name(99)
+    response = verdict_pb2.VerifyResponseResponse(
+        verdict=verdict_pb2.VERIFY_VERDICT_MALFORMED,
+        checks=[verdict_pb2.BlockCheck(verdict=verdict_pb2.VERIFY_VERDICT_OK)],
+    )
+    shown = as_json(response)
+    assert (shown["verdict"], shown["checks"][0]["verdict"]) == ("malformed", "ok")
+    assert as_json(verdict_pb2.EvaluateResponse(verdict="VERIFY_VERDICT_ish"))["verdict"] == "VERIFY_VERDICT_ish"
+
+
+async def test_an_evaluate_call_parses_its_yaml_block_once_with_the_decision_log_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rpc layer converts the `yaml` member and hands the result to the decision record (`evaluated`), which
+    reads the type from it; a block that fails to load is not tried again for the record either."""
+    import yaml
+
+    parses: list[str] = []
+    real_load = yaml.load
+
+    def counting_load(stream: Any, Loader: Any) -> Any:
+        parses.append(str(stream))
+        return real_load(stream, Loader=Loader)
+
+    monkeypatch.setattr(yaml, "load", counting_load)
+    path = tmp_path / "decisions.log"
+    async with serving(make_config(decision_log="file", decision_log_path=str(path))) as running:
+        good = verdict_pb2.EvaluatorConfig(yaml="type: output_numeric\noperator: ge\ntarget: 3")
+        answer = await running.stub.Evaluate(verdict_pb2.EvaluateRequest(config=good, output="5"))
+        assert answer.verdict == "yes"
+        assert len(parses) == 1, parses
+        bad = verdict_pb2.EvaluatorConfig(yaml="type: [unclosed")
+        with pytest.raises(grpc.aio.AioRpcError):
+            await running.stub.Evaluate(verdict_pb2.EvaluateRequest(config=bad))
+        assert len(parses) == 2, parses
+    good_record, bad_record = read_log(path)
+    assert good_record["result"] == {"type": "output_numeric", "verdict": "yes"}
+    assert bad_record["result"]["type"] == ""

@@ -10,6 +10,7 @@ from typing import Any, TypeAlias, TypeVar
 
 import grpc
 
+from verdict_client._judge_types import JUDGE_TYPES
 from verdict_client._proto.verdict.v1 import verdict_pb2
 from verdict_client.config import ClientConfig
 
@@ -18,9 +19,6 @@ EvaluatorConfigLike: TypeAlias = verdict_pb2.EvaluatorConfig | Mapping[str, Any]
 `EvaluatorConfig.yaml`), or such a block as YAML/JSON text."""
 
 Metadata: TypeAlias = Sequence[tuple[str, str | bytes]]
-
-JUDGE_TYPES = frozenset({"llm_structured", "comparator", "contract"})
-"""Evaluator types that ask an LLM judge: they get the longer default deadline."""
 
 
 def evaluator_config(config: EvaluatorConfigLike) -> verdict_pb2.EvaluatorConfig:

@@ -5,6 +5,7 @@ import * as grpc from "@grpc/grpc-js";
 import { channelCredentials, channelOptions, type ClientOptions, DEFAULTS } from "./config";
 import { contract } from "./contract";
 import { VerdictRpcError } from "./errors";
+import { JUDGE_TYPES } from "./judgeTypes";
 import type { BatchEvaluateResponse__Output } from "./generated/verdict/v1/BatchEvaluateResponse";
 import type { BatchVerifyResponsesResponse__Output } from "./generated/verdict/v1/BatchVerifyResponsesResponse";
 import type { EvaluateRequest } from "./generated/verdict/v1/EvaluateRequest";
@@ -16,8 +17,8 @@ import type { VerifyResponseRequest } from "./generated/verdict/v1/VerifyRespons
 import type { VerifyResponseResponse__Output } from "./generated/verdict/v1/VerifyResponseResponse";
 import { fromStruct, type JsonObject, type JsonValue, toStruct } from "./struct";
 
-/** Evaluator types that ask an LLM judge: they get the longer default deadline. */
-export const JUDGE_TYPES: ReadonlySet<string> = new Set(["llm_structured", "comparator", "contract"]);
+/** Evaluator types that ask an LLM judge, generated from the server's records (see ./judgeTypes). */
+export { JUDGE_TYPES };
 
 /** A little-loops `evaluate:` block as an object: `{type: "action_stall", max_repeat: 2}`. */
 export type EvaluateBlock = { type: string; [key: string]: JsonValue };

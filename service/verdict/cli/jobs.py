@@ -167,7 +167,8 @@ def _error(status: status_pb2.Status) -> dict[str, Any]:
     return {"code": code_pb2.Code.Name(status.code), "reason": reason, "message": status.message}
 
 
-VERDICT_PREFIX = "VERIFY_VERDICT_"
+_PROTO_VERDICTS = frozenset(verdict_pb2.VerifyVerdict.keys())
+"""The proto enum names of the VerifyResponse verdicts, as proto JSON prints them."""
 
 
 def as_json(response: Any) -> dict[str, Any]:
@@ -182,11 +183,14 @@ def as_json(response: Any) -> dict[str, Any]:
 
 
 def _lower_verdicts(value: Any) -> Any:
-    """`VERIFY_VERDICT_MALFORMED` -> `malformed` under every `verdict` key."""
+    """`VERIFY_VERDICT_MALFORMED` -> `malformed` under every `verdict` key that holds a VerifyVerdict name; the
+    spelling is `rpc.messages`' (one table for the wire, the decision log and the CLI), so none is typed here."""
+    from verdict.rpc.messages import verdict_name
+
     if isinstance(value, dict):
         return {
-            key: item.removeprefix(VERDICT_PREFIX).lower()
-            if key == "verdict" and isinstance(item, str) and item.startswith(VERDICT_PREFIX)
+            key: verdict_name(item)
+            if key == "verdict" and isinstance(item, str) and item in _PROTO_VERDICTS
             else _lower_verdicts(item)
             for key, item in value.items()
         }
@@ -208,8 +212,9 @@ def _result(kind: str, item: Item, outcome: Any, summary: Summary) -> dict[str, 
     if kind == "evaluate":
         summary.verdicts[outcome.verdict] += 1
     else:
-        verdict = verdict_pb2.VerifyVerdict.Name(outcome.verdict).removeprefix("VERIFY_VERDICT_").lower()
-        summary.verdicts[verdict] += 1
+        from verdict.rpc.messages import verdict_name
+
+        summary.verdicts[verdict_name(outcome.verdict)] += 1
         summary.failed += int(outcome.failed)
         for check in outcome.checks:
             summary.languages[check.language or "none"] += 1

@@ -344,6 +344,7 @@ CATALOGUE = Registry(
                 (_SOURCE,),
                 ("success", "tool_error", "not_found", "timeout"),
                 exit_code_aware=True,
+                reads_timeouts=True,
             ),
             run=Pure(deterministic.mcp_result),
         ),

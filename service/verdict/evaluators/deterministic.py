@@ -49,12 +49,13 @@ def short_circuit(spec: EvaluatorSpec, exit_code: int) -> Judgement | None:
     """The two rules that run before anything else, in this order.
 
     Exit 124: an action that timed out printed truncated output, and judging it routed to `on_no` and burned
-    retries; it is `error` for every type but mcp_result, which has its own `timeout` verdict.
+    retries; it is `error` unless the type's record says it reads timeouts itself (`spec.reads_timeouts`: mcp_result,
+    which has its own `timeout` verdict).
     Any other non-zero exit: a crashed action judged by an output-reading type took `on_no`; it is `error` unless the
     type reads exit codes itself (`spec.exit_code_aware`). classify is deliberately not exempt, so a crashed
     classifier cannot emit a bad routing token.
     """
-    if exit_code == TIMEOUT_EXIT_CODE and spec.type != "mcp_result":
+    if exit_code == TIMEOUT_EXIT_CODE and not spec.reads_timeouts:
         return Judgement("error", {"exit_code": exit_code, "error": "action timed out"})
     if exit_code != 0 and not spec.exit_code_aware:
         return Judgement("error", {"exit_code": exit_code, "error": f"action exited with code {exit_code}"})

@@ -3,12 +3,13 @@
 The order, and what happens at each step:
 
 1. The type is looked up (an unknown type is INVALID_ARGUMENT): the short-circuit rules are defined per type.
-2. Exit code 124 is `error` for every type but mcp_result (a timed-out action printed truncated output, and judging
-   it burned retries); any other non-zero exit is `error` for the types that do not read exit codes (a crashed
-   action judged by its output took the `no` route). These run before the rest of the configuration is checked, as
-   in little-loops, so a timed-out or crashed action routes to `on_error` even under a faulty evaluate block; the
-   fault surfaces as INVALID_ARGUMENT on the next call whose action succeeds. A stateful evaluator hands back the
-   token it was given, unchanged, as little-loops left its state files untouched.
+2. Exit code 124 is `error` for every type whose record does not read timeouts (`reads_timeouts`; a timed-out
+   action printed truncated output, and judging it burned retries); any other non-zero exit is `error` for the types
+   that do not read exit codes (a crashed action judged by its output took the `no` route). These run before the
+   rest of the configuration is checked, as in little-loops, so a timed-out or crashed action routes to `on_error`
+   even under a faulty evaluate block; the fault surfaces as INVALID_ARGUMENT on the next call whose action
+   succeeds. A stateful evaluator hands back the token it was given, unchanged, as little-loops left its state files
+   untouched.
 3. The configuration (against the record's fields and checks), the context namespaces and the state token are
    validated; a type that needs the workspace has it resolved inside workspace_root.
 4. `source`, when set, is interpolated and replaces the output (the raw output when it does not resolve).

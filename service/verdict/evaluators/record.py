@@ -69,6 +69,8 @@ class Evaluator:
             found.append(f"{spec.type}: a stateful type needs the identity its state token is bound to")
         if not spec.stateful and self.identity is not None:
             found.append(f"{spec.type}: an identity without state binds no token")
+        if spec.reads_timeouts and not spec.exit_code_aware:
+            found.append(f"{spec.type}: a type that reads timeouts (exit 124) reads exit codes, so is exit_code_aware")
         if spec.field("source") is None:
             found.append(f"{spec.type}: every type accepts `source`")
         for field in spec.fields:

@@ -29,7 +29,14 @@ class FieldSpec:
 
 @dataclass(frozen=True)
 class EvaluatorSpec:
-    """One evaluator type as ListEvaluators describes it; the flags are part of the wire catalogue."""
+    """One evaluator type as ListEvaluators describes it; the flags are part of the wire catalogue, but one.
+
+    `reads_timeouts` is not on the wire: it says the type gives exit code 124 (a timed-out action) a verdict of its
+    own, so the dispatcher's "124 is error" short-circuit (`deterministic.short_circuit`) lets it through. It lives
+    here, beside `exit_code_aware`, because it is the same kind of rule, read at the same place, and the record is
+    the one owner of everything that differs between types (the dispatcher switches on no type name). A type that
+    reads timeouts reads exit codes, so it is also `exit_code_aware` (`Evaluator.problems` checks it).
+    """
 
     type: str
     description: str
@@ -37,6 +44,7 @@ class EvaluatorSpec:
     verdicts: tuple[str, ...]
     open_verdicts: bool = False
     exit_code_aware: bool = False
+    reads_timeouts: bool = False
     uses_judge: bool = False
     stateful: bool = False
 

@@ -29,8 +29,8 @@ interpolation, a git argument or a judge call, and a request of a few megabytes 
 def evaluator_type(config: Mapping[str, Any], specs: Mapping[str, EvaluatorSpec]) -> EvaluatorSpec:
     """The spec of the configuration's `type`; the one check that runs before the exit-code short-circuits.
 
-    The short-circuit rules are defined per type (mcp_result is exempt from the 124 rule, the exit-code-aware types
-    from the non-zero rule), so the type must be known before they can apply.
+    The short-circuit rules are defined per type (a `reads_timeouts` type is exempt from the 124 rule, the
+    exit-code-aware types from the non-zero rule), so the type must be known before they can apply.
     """
     if not isinstance(config, Mapping):
         raise InvalidConfig("the evaluator configuration must be a mapping", field="config")

@@ -6,7 +6,7 @@
 - `batch.py`: the batch RPCs item by item, and the size limits.
 - `decoding.py`: the lenient request decoder: bytes the protobuf runtime refuses name their field.
 - `context.py`: the call being answered (method, request id, deadline, trace, principal) in a contextvar.
-- `decisions.py`: one decision record per answered call, its sinks and its bounded buffer.
+- `decisions/`: one decision record per answered call (records.py), its sinks (sinks.py), its buffer (log.py).
 
 Below it: the domain, security, the runner and configuration. Above it: the server, which hosts the servicer.
 """

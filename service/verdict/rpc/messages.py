@@ -34,16 +34,36 @@ __all__ = [
     "evaluation_input",
     "evaluation_to_proto",
     "evaluator_config",
+    "verdict_name",
     "verification_to_proto",
     "verify_input",
 ]
 
-VERDICT_TO_PROTO = {
+VERDICT_TO_PROTO: dict[Verdict, verdict_pb2.VerifyVerdict.ValueType] = {
     Verdict.OK: verdict_pb2.VERIFY_VERDICT_OK,
     Verdict.TRUNCATED: verdict_pb2.VERIFY_VERDICT_TRUNCATED,
     Verdict.MALFORMED: verdict_pb2.VERIFY_VERDICT_MALFORMED,
     Verdict.UNVERIFIABLE: verdict_pb2.VERIFY_VERDICT_UNVERIFIABLE,
 }
+"""The one table of verdict spellings: each domain Verdict (whose value, `malformed`, is the spelling people read)
+and its proto enum value (`VERIFY_VERDICT_MALFORMED`). The conversion to the wire reads it, and so does every place
+that turns a wire verdict back into words (`verdict_name`: the decision log's `result.verdict`, the CLI's JSON), so
+a verdict added to the proto and the domain is spelled in one place."""
+
+_VERDICT_NAMES: dict[int, str] = {
+    verdict_pb2.VERIFY_VERDICT_UNSPECIFIED: "unspecified",
+    **{number: verdict.value for verdict, number in VERDICT_TO_PROTO.items()},
+}
+
+
+def verdict_name(value: int | str) -> str:
+    """A wire verdict, as its number or its proto enum name (`VERIFY_VERDICT_MALFORMED`, as proto JSON prints it), in
+    the spelling people read everywhere (`malformed`), from `VERDICT_TO_PROTO`. Raises ValueError for a value the
+    proto does not define."""
+    number = verdict_pb2.VerifyVerdict.Value(value) if isinstance(value, str) else value
+    if number not in _VERDICT_NAMES:
+        raise ValueError(f"{value!r} is not a VerifyVerdict")
+    return _VERDICT_NAMES[number]
 
 
 # --- VerifyResponse ------------------------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from verdict.evaluators import Evaluations
 from verdict.metrics import Metrics
 from verdict.rpc.batch import Limits, batch_response, run_batch
 from verdict.rpc.decisions import DecisionLog, failure, record_call
+from verdict.rpc.decisions.records import evaluated
 from verdict.rpc.decoding import Undecodable, lenient_decoder
 from verdict.rpc.messages import (
     catalogue_response,
@@ -112,6 +113,7 @@ def _translating(handler: Handler) -> Handler:
             return await translated(self, request, context)
         started = time.perf_counter()
         token = failure.set(None)
+        converted = evaluated.set(None)
         response = None
         try:
             response = await translated(self, request, context)
@@ -119,6 +121,7 @@ def _translating(handler: Handler) -> Handler:
         finally:
             record_call(decisions, handler.__name__, request, response, failure.get(), started)
             failure.reset(token)
+            evaluated.reset(converted)
 
     return decided
 
@@ -249,6 +252,7 @@ class VerdictServicer:
             evaluation = evaluation_input(request, config=config, context=context)
         else:
             evaluation = evaluation_input(request)
+        evaluated.set(evaluation.config)  # the decision record reads the type from this parse, not its own
         kind = evaluation.config.get("type")
         if isinstance(kind, str) and kind in self._judge_types:
             require_judges(current_caller.get(), str(kind))

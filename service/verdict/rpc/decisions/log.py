@@ -1,46 +1,20 @@
-"""Decision logs, modelled on OPA's: one structured record per answered call, so "why did my loop stop at step 7
-yesterday?" can be answered afterwards, and yesterday's calls can be replayed.
-
-A record (one JSON object) carries:
-
-- identity: `decision_id` (a fresh UUID), `time` (UTC, ISO 8601), `rpc`, `transport` (grpc or connect),
-  `request_id`, `trace_id`/`span_id` (W3C `traceparent`), `principal`, `server_version`;
-- the outcome: `code` (the gRPC code, spelled as in the metrics), `latency_ms`, and `result`: for VerifyResponse
-  the `verdict` (lower case), `failed` and the verified `languages`; for Evaluate the evaluator `type` and its
-  `verdict`; for a failed call the error `reason`;
-- `input`: what was asked, as SHA-256 digests and sizes of every text (`text`, `request_text`, `output`, the config,
-  the context, the state token) plus the small scalar fields. Digests let two records be compared without keeping
-  anyone's text;
-- `request`, only when `decision_log_raw` is on: the request itself in proto JSON, every string cut at
-  `decision_log_raw_max_bytes` (the paths that were cut are listed in `truncated`) and with each
-  `decision_log_redact` pattern replaced by `[REDACTED]`. A record with an uncut `request` replays exactly.
-
-Records never slow a call down: `record()` only puts the record into a bounded buffer (`decision_log_buffer_size`);
-when the buffer is full the record is dropped and counted (`verdict_decision_log_dropped_total{reason="buffer_full"}`).
-One daemon thread drains the buffer into the sink: a stream (stdout or stderr, one line per record), a file rotated
-by size (`decision_log_path`, `decision_log_max_bytes`, `decision_log_backups`), or an HTTP endpoint that receives
-POSTed JSON arrays of up to `decision_log_batch_size` records at least every `decision_log_flush_seconds`; a batch
-the endpoint refuses twice is dropped and counted (`reason="sink_error"`). At shutdown the buffer is flushed.
-"""
+"""DecisionLog: builds one record per answered call on the event loop (cheap, never blocking), puts it into a
+bounded buffer (dropping and counting when full), and drains the buffer into a sink on one daemon thread; plus
+`record_call`, the rpc layer's one call into it, and `build_decision_log`, the log the configuration asks for."""
 
 from __future__ import annotations
 
-import contextvars
-import hashlib
 import json
 import logging
-import logging.handlers
 import queue
 import re
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, Protocol, TextIO
+from typing import Any, TextIO
 
 import grpc
 from google.protobuf import json_format, message
@@ -49,94 +23,17 @@ from prometheus_client import CollectorRegistry, Counter
 from verdict import __version__
 from verdict.config.keys import Config
 from verdict.errors import VerdictError
-from verdict.evaluators import load_evaluate_block
 from verdict.metrics import grpc_code_label
 from verdict.rpc.context import CallContext, current_call
-from verdict.v1 import verdict_pb2
+from verdict.rpc.decisions.records import call_result, evaluated, evaluator_type, input_digests
+from verdict.rpc.decisions.sinks import FileSink, HttpSink, Sink, StreamSink
 
-__all__ = [
-    "DecisionLog",
-    "FileSink",
-    "HttpSink",
-    "Sink",
-    "StreamSink",
-    "build_decision_log",
-    "failure",
-    "record_call",
-]
+__all__ = ["REDACTED", "DecisionLog", "build_decision_log", "record_call"]
 
 log = logging.getLogger("verdict.decisions")
 
 REDACTED = "[REDACTED]"
 _SENTINEL = object()
-
-
-class Sink(Protocol):
-    """Where drained records go. Called from the drain thread only, never from a call."""
-
-    def write(self, records: Sequence[str]) -> None:
-        """Deliver serialized records (one JSON object each); raise OSError when they could not be delivered."""
-
-    def close(self) -> None:
-        """Release the sink's resources after the last write."""
-
-
-class StreamSink:
-    """One JSON line per record on a stream (stdout or stderr), flushed per batch."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self._stream = stream
-
-    def write(self, records: Sequence[str]) -> None:
-        self._stream.write("".join(f"{record}\n" for record in records))
-        self._stream.flush()
-
-    def close(self) -> None:
-        self._stream.flush()
-
-
-class FileSink:
-    """One JSON line per record in a file rotated by size (name.1 is the newest rotated file), via the standard
-    library's RotatingFileHandler: rotation is solved there, including the rename order."""
-
-    def __init__(self, path: str, *, max_bytes: int, backups: int) -> None:
-        self._handler = logging.handlers.RotatingFileHandler(
-            path, maxBytes=max_bytes, backupCount=backups, encoding="utf-8"
-        )
-        self._handler.setFormatter(logging.Formatter("%(message)s"))
-
-    def write(self, records: Sequence[str]) -> None:
-        for record in records:
-            self._handler.emit(logging.makeLogRecord({"msg": record, "levelno": logging.INFO}))
-        self._handler.flush()
-
-    def close(self) -> None:
-        self._handler.close()
-
-
-class HttpSink:
-    """POSTs each batch as one JSON array (Content-Type application/json), with a bearer token when configured."""
-
-    def __init__(self, url: str, *, token: str = "", timeout: float = 10.0) -> None:
-        self._url = url
-        self._headers = {"Content-Type": "application/json", "User-Agent": f"verdict/{__version__}"}
-        if token:
-            self._headers["Authorization"] = f"Bearer {token}"
-        self._timeout = timeout
-
-    def write(self, records: Sequence[str]) -> None:
-        body = ("[" + ",".join(records) + "]").encode("utf-8")
-        request = urllib.request.Request(self._url, data=body, headers=self._headers, method="POST")  # noqa: S310
-        try:
-            with urllib.request.urlopen(request, timeout=self._timeout) as reply:  # noqa: S310 - the operator's URL
-                reply.read()
-        except urllib.error.HTTPError as error:
-            raise OSError(f"decision log endpoint answered {error.code}") from None
-        except (urllib.error.URLError, TimeoutError) as error:
-            raise OSError(f"decision log endpoint unreachable: {error}") from None
-
-    def close(self) -> None:
-        return None
 
 
 class DecisionLog:
@@ -293,31 +190,6 @@ class DecisionLog:
         self._sink.close()
 
 
-def _digest(data: bytes) -> dict[str, Any]:
-    return {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
-
-
-def input_digests(request: message.Message) -> dict[str, Any]:
-    """Digests and sizes of every text and bytes field, and the scalars as they are; nested messages (config,
-    context) as the digest of their deterministic serialization. Enough to tell two inputs apart, never the text."""
-    digests: dict[str, Any] = {}
-    for field, value in request.ListFields():
-        if field.type == field.TYPE_STRING:
-            digests[field.name] = _digest(value.encode("utf-8"))
-        elif field.type == field.TYPE_BYTES:
-            digests[field.name] = _digest(value)
-        elif field.type == field.TYPE_MESSAGE and not field.is_repeated:
-            digests[field.name] = _digest(value.SerializeToString(deterministic=True))
-        elif not field.is_repeated:
-            digests[field.name] = value
-    return digests
-
-
-failure: contextvars.ContextVar[VerdictError | None] = contextvars.ContextVar("verdict_failure", default=None)
-"""The domain error a call ended with, set by the rpc layer where it turns the error into a status (per call: each
-call runs in its own task, so its own context)."""
-
-
 def record_call(
     decisions: DecisionLog,
     rpc: str,
@@ -330,9 +202,9 @@ def record_call(
     decoded = request if isinstance(request, message.Message) else None
     result: dict[str, Any] = {}
     if rpc == "Evaluate" and decoded is not None:
-        result["type"] = evaluator_type(decoded)
+        result["type"] = evaluator_type(decoded, evaluated.get(), error)
     if response is not None:
-        result.update(_result(rpc, response))
+        result.update(call_result(rpc, response))
         code = "OK"
     elif error is not None:
         result["reason"] = error.reason
@@ -340,38 +212,6 @@ def record_call(
     else:
         code = "Canceled"
     decisions.record(rpc, decoded, result=result, code=code, started=started)
-
-
-def _result(rpc: str, response: Any) -> dict[str, Any]:
-    if rpc == "VerifyResponse":
-        return {
-            "verdict": verdict_name(response.verdict),
-            "failed": response.failed,
-            "languages": sorted({check.language for check in response.checks}),
-        }
-    if rpc == "Evaluate":
-        return {"verdict": response.verdict}
-    if rpc == "ListEvaluators":
-        return {"evaluators": len(response.evaluators)}
-    return {}
-
-
-def verdict_name(value: int) -> str:
-    """`VERIFY_VERDICT_MALFORMED` -> `malformed`: the spelling people read everywhere."""
-    return verdict_pb2.VerifyVerdict.Name(value).removeprefix("VERIFY_VERDICT_").lower()  # type: ignore[arg-type]
-
-
-def evaluator_type(request: Any) -> str:
-    """The evaluator type an Evaluate asked for, typed or in its YAML block; empty when it cannot be told."""
-    kind = request.config.WhichOneof("kind")
-    if kind != "yaml":
-        return kind or ""
-    try:
-        block = load_evaluate_block(request.config.yaml)
-    except (VerdictError, ValueError):
-        return ""
-    kind = block.get("type")
-    return kind if isinstance(kind, str) else ""
 
 
 def build_decision_log(
