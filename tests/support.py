@@ -231,7 +231,7 @@ def process_running(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
-def dies_within(pid: int, seconds: float = 5.0) -> bool:
+def dies_within(pid: int, seconds: float = 30.0) -> bool:
     """Whether `pid` is gone within `seconds`. SIGKILL is delivered asynchronously: a killed process in uninterruptible
     sleep (a disk write on a loaded machine) stays listed until it leaves it, so a kill that was sent is observed as a
     death shortly after, not at the same instant."""

@@ -36,7 +36,7 @@ def _open_descriptors() -> int:
 
 
 async def _pid_from(path: Path) -> int:
-    for _ in range(200):
+    for _ in range(3000):  # up to 30 s: the file is written by a Python process starting on a loaded machine
         if path.exists() and path.read_text().strip():
             return int(path.read_text())
         await asyncio.sleep(0.01)

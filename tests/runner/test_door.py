@@ -89,7 +89,9 @@ async def test_timeout_kills_the_whole_group(runner: Runner, registry: Collector
         "time.sleep(600)']);"
         f"open({str(pidfile)!r},'w').write(str(p.pid));time.sleep(600)"
     )
-    done = await runner.run(Command(tool="hang", argv=(sys.executable, "-c", script), timeout=1.5))
+    # The limit must leave time for the child's Python to start and write the pidfile (a second or so on a loaded
+    # machine, against which 1.5 s was a thin margin); the child then sleeps 600 s, far past any limit.
+    done = await runner.run(Command(tool="hang", argv=(sys.executable, "-c", script), timeout=10))
     assert done.timed_out
     assert done.returncode is None
     assert dies_within(int(pidfile.read_text()))
