@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import queue
@@ -10,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -229,7 +231,7 @@ def process_running(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
-def dies_within(pid: int, seconds: float = 5.0) -> bool:
+def dies_within(pid: int, seconds: float = 30.0) -> bool:
     """Whether `pid` is gone within `seconds`. SIGKILL is delivered asynchronously: a killed process in uninterruptible
     sleep (a disk write on a loaded machine) stays listed until it leaves it, so a kill that was sent is observed as a
     death shortly after, not at the same instant."""
@@ -239,3 +241,31 @@ def dies_within(pid: int, seconds: float = 5.0) -> bool:
             return False
         time.sleep(0.01)
     return True
+
+
+def cpu_seconds(work: Callable[[], object], runs: int = 3) -> float:
+    """The least CPU time this thread spent in `work()` over `runs` calls, with the garbage collector off.
+
+    CPU time, not wall time: being descheduled on a loaded machine costs a thread nothing, and the least of a few runs
+    drops the odd cache-cold or interrupted one. It still scales with the machine's speed, so only compare it with
+    another `cpu_seconds` measured in the same test (see `growth`), never with a number of seconds."""
+    best = float("inf")
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(runs):
+            started = time.thread_time()
+            work()
+            best = min(best, time.thread_time() - started)
+    finally:
+        if enabled:
+            gc.enable()
+    return max(best, 1e-9)
+
+
+def growth(work: Callable[[int], object], n: int, factor: int = 8) -> float:
+    """How many times longer `work(factor * n)` takes than `work(n)` (`cpu_seconds` of each): about `factor` for
+    linear work (less when a fixed cost dominates), about `factor ** 2` for quadratic work, on any machine, loaded or
+    not. Assert `< factor ** 2 / 2` (32 for the default 8): four times the linear ratio, half the quadratic one.
+    Choose `n` so that the quadratic version of `work` spends most of `work(n)` in its quadratic part."""
+    return cpu_seconds(lambda: work(factor * n)) / cpu_seconds(lambda: work(n))

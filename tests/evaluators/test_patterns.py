@@ -62,7 +62,9 @@ async def test_catastrophic_pattern_times_out(call: object) -> None:
     with pytest.raises(PatternTimeout) as raised:
         await call(CATASTROPHIC, SLOW_TEXT, timeout=0.2)  # type: ignore[operator]
     assert raised.value.timeout == 0.2
-    assert time.monotonic() - started < 5, "the bound stops the match itself"
+    # A hang detector, not a speed test: unbounded, this match takes hours (its backtracking doubles with every `a`
+    # of SLOW_TEXT), while with the bound it ends 0.2 s in; 60 s is 300 times that, room for any loaded machine.
+    assert time.monotonic() - started < 60, "the bound stops the match itself"
 
 
 @pytest.mark.parametrize(
@@ -100,9 +102,10 @@ async def test_large_but_reasonable_repetition_is_allowed() -> None:
 async def test_recursive_patterns_are_substrings_like_every_pattern_re_rejects(pattern: str) -> None:
     """The reference used `re`, where recursion is not syntax, so these are literal text. `regex` runs them, and a
     left recursion grows its stack by hundreds of megabytes a second until the time bound: memory the match timeout
-    does not bound (a few concurrent calls would exhaust the server's)."""
-    started = time.monotonic()
+    does not bound (a few concurrent calls would exhaust the server's).
+
+    No clock needed: run by `regex`, each of these calls either fails (MemoryError, or PatternTimeout at its bound)
+    or answers differently (`(?&x)(?P<x>a)?` matches anything), so the answers alone fail on that."""
     assert await search(pattern, "a" * 50 + "c", timeout=2) is False
     assert await search(pattern, f"text {pattern} text", timeout=2) is True
     assert await findall(pattern, f"{pattern}{pattern}", timeout=2) == [pattern, pattern]
-    assert time.monotonic() - started < 1

@@ -113,7 +113,7 @@ class FakeJudges:
 
     async def wait_for_calls(self, count: int) -> list[dict[str, Any]]:
 
-        for _ in range(500):
+        for _ in range(3000):  # up to 30 s: each call is a Python process starting, slow on a loaded machine
             calls = self.calls()
             if len(calls) >= count:
                 return calls

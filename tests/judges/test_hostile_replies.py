@@ -8,11 +8,11 @@ the readers run on the event loop, so a reply that is slow to read stalls every 
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
 from tests.judges.support import chat_body
+from tests.support import cpu_seconds, growth
 from verdict.judges import JudgeOutcome, JudgeRequest
 from verdict.judges.clis import READERS, read_envelope
 from verdict.judges.envelopes import EnvelopeError, JudgeReply, read_chat_completion
@@ -45,33 +45,46 @@ def test_deep_nesting_in_a_chat_completion_or_an_answer_text_is_a_parse_error():
 
 
 def test_many_unclosed_tags_are_read_in_linear_time():
-    # the lazy `<verdict>\s*(.*?)\s*</verdict>` took ~40 s on 180 kB of this, and grows with the square of the size
-    text = "<verdict>" * 20_000
-    started = time.monotonic()
-    with pytest.raises(PayloadError):
-        verdict_payload(JudgeReply("claude-code", text=text), recover=True)
-    assert time.monotonic() - started < 1.0
-    reply = JudgeReply("claude-code", text="<verdict>yes</verdict>" + "<reason>" * 20_000)
-    started = time.monotonic()
-    assert verdict_payload(reply, recover=True) == {"verdict": "yes"}
-    assert time.monotonic() - started < 1.0
+    # the lazy `<verdict>\s*(.*?)\s*</verdict>` took ~40 s on 180 kB of this, and grows with the square of the size:
+    # eight times the tags must cost about eight times as much (a quadratic reader: 64 times), whatever the machine
+    def unclosed(count: int) -> None:
+        with pytest.raises(PayloadError):
+            verdict_payload(JudgeReply("claude-code", text="<verdict>" * count), recover=True)
+
+    def unclosed_after_an_answer(count: int) -> None:
+        reply = JudgeReply("claude-code", text="<verdict>yes</verdict>" + "<reason>" * count)
+        assert verdict_payload(reply, recover=True) == {"verdict": "yes"}
+
+    assert growth(unclosed, 1_000) < 32
+    assert growth(unclosed_after_an_answer, 1_000) < 32
 
 
 def test_many_fences_are_bounded():
-    started = time.monotonic()
-    with pytest.raises(PayloadError):
-        verdict_payload(JudgeReply("codex", text="```json\n" * 1_000_000), recover=True)
-    assert time.monotonic() - started < 1.0
+    # Each fenced block is tried as JSON; trying all 500,000 of these costs seconds where the same size of prose costs
+    # milliseconds. Compared with that prose, measured here, so the machine's speed cancels out: a bounded reader
+    # costs about the same (a few scans of the text), an unbounded one hundreds of times more.
+    fences = "```json\n" * 1_000_000
+    prose = "x" * len(fences)
+
+    def read(text: str) -> None:
+        with pytest.raises(PayloadError):
+            verdict_payload(JudgeReply("codex", text=text), recover=True)
+
+    assert cpu_seconds(lambda: read(fences)) < 50 * cpu_seconds(lambda: read(prose))
 
 
 def test_a_gemini_reply_full_of_braces_is_read_in_linear_time():
-    # every `{` was tried with a copy of the rest of the text: ~10 s for this, hours for the 8 MiB cap
-    started = time.monotonic()
-    with pytest.raises(EnvelopeError):
-        read_envelope("gemini", "{" * 400_000, "")
-    with pytest.raises(EnvelopeError):
-        read_envelope("gemini", "", "warning\n" + "{" * 400_000)
-    assert time.monotonic() - started < 1.0
+    # every `{` was tried with a copy of the rest of the text: ~10 s for 400,000 of them, hours for the 8 MiB cap.
+    # Compared with a reply of the same size without braces, measured here: about as fast when each `{` is not
+    # retried (twice as slow at most), thousands of times slower when it is.
+    def read(reply: str) -> None:
+        with pytest.raises(EnvelopeError):
+            read_envelope("gemini", reply, "")
+        with pytest.raises(EnvelopeError):
+            read_envelope("gemini", "", "warning\n" + reply)
+
+    braces = "{" * 100_000
+    assert cpu_seconds(lambda: read(braces)) < 50 * cpu_seconds(lambda: read("x" * len(braces)))
 
 
 def test_gemini_json_after_plain_lines_and_brace_noise_is_still_found():

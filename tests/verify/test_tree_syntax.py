@@ -204,7 +204,10 @@ class TestHostileInput:
         )
         started = time.perf_counter()
         assert check_xml(laughs).verdict is Verdict.UNVERIFIABLE
-        assert time.perf_counter() - started < 10
+        # A hang detector, not a speed test: an expat without its amplification limit expands this to 10**9
+        # characters and answers OK (the line above fails on that); with the limit it stops after a few megabytes,
+        # about 0.1 s, and 60 s is 600 times that.
+        assert time.perf_counter() - started < 60
 
     def test_toml_deep_nesting(self) -> None:
         assert check_toml("a = " + "[" * 100_000 + "]" * 100_000).verdict in (Verdict.OK, Verdict.UNVERIFIABLE)

@@ -33,7 +33,7 @@ class Observed:
         return self.registry.get_sample_value(name, labels)
 
     async def wait_for(self, name: str, labels: dict[str, str], value: float) -> None:
-        for _ in range(200):
+        for _ in range(3000):  # up to 30 s; the server records a call's end asynchronously, in milliseconds
             if self.sample(name, labels) == value:
                 return
             await asyncio.sleep(0.01)
