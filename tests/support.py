@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import importlib.util
 import json
 import os
 import queue
@@ -14,6 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import IO, Any
 
 import grpc
@@ -269,3 +271,14 @@ def growth(work: Callable[[int], object], n: int, factor: int = 8) -> float:
     not. Assert `< factor ** 2 / 2` (32 for the default 8): four times the linear ratio, half the quadratic one.
     Choose `n` so that the quadratic version of `work` spends most of `work(n)` in its quadratic part."""
     return cpu_seconds(lambda: work(factor * n)) / cpu_seconds(lambda: work(n))
+
+
+def load_script(name: str) -> ModuleType:
+    """A file of scripts/ as a module (scripts/ is not a package), so a test can call a generator's `main` itself."""
+    path = Path(__file__).resolve().parents[1] / "scripts" / name
+    spec = importlib.util.spec_from_file_location(f"scripts_{path.stem}", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -10,21 +10,19 @@ command-line tour.
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 
 import grpc
 import pytest
 from google.protobuf import descriptor_pool, json_format, message_factory
 from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoReflectionDescriptorDatabase
 
-from tests.support import ServerProcess, start_server_process, stop_server_process
+from tests.support import ServerProcess, load_script, start_server_process, stop_server_process
 
 ROOT = Path(__file__).resolve().parents[1]
 PROTOS = ROOT / "protos"
@@ -92,17 +90,8 @@ def test_buf_lint_fails_a_field_name_that_breaks_the_standard_rules(tmp_path: Pa
 # Generated code freshness: both checks fail on drift (and pass without it).
 
 
-def _gen_protos() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("audit_gen_protos", ROOT / "scripts" / "gen_protos.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_python_stub_freshness_check_fails_on_drift(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    gen = _gen_protos()
+    gen = load_script("gen_protos.py")
     monkeypatch.setattr(sys, "argv", ["gen_protos.py", "--check"])
     protos = proto_copy(tmp_path)
     monkeypatch.setattr(gen, "PROTO_ROOT", protos)

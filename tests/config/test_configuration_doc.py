@@ -7,29 +7,18 @@ This test is how the check runs in `make test`: a key added, removed, reworded o
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
+from tests.support import load_script
 from verdict.config.keys import Config, config_keys
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 DOC = ROOT / "docs" / "configuration.md"
 
 
-def _generator() -> ModuleType:
-    """scripts/ is not a package: load the script by path, as tests/test_contract_commands.py does gen_protos.py."""
-    spec = importlib.util.spec_from_file_location("config_docs_generator", ROOT / "scripts" / "gen_config_docs.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-GEN = _generator()
+GEN = load_script("gen_config_docs.py")
 
 
 def _table_rows(text: str) -> dict[str, str]:
