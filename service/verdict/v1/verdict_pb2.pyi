@@ -71,6 +71,10 @@ class VerifyResponseRequest(_message.Message):
     COMPLETION_TOKENS_FIELD_NUMBER: _builtins.int
     REQUEST_TEXT_FIELD_NUMBER: _builtins.int
     MODEL_FIELD_NUMBER: _builtins.int
+    TOOL_CALLS_FIELD_NUMBER: _builtins.int
+    TOOLS_FIELD_NUMBER: _builtins.int
+    MESSAGE_JSON_FIELD_NUMBER: _builtins.int
+    TOOLS_JSON_FIELD_NUMBER: _builtins.int
     text: _builtins.str
     """The completion text exactly as the model returned it."""
     finish_reason: _builtins.str
@@ -78,7 +82,9 @@ class VerifyResponseRequest(_message.Message):
     ...). Every provider's spelling of "ran out of budget" counts as truncation.
     """
     has_tool_calls: _builtins.bool
-    """True when the turn called tools. Such a turn is not a prose answer and is exempt from every check."""
+    """True when the turn called tools. With no tool_calls (or message_json) given, such a turn keeps the old
+    exemption: nothing is checked. With the calls given, each call is checked and the text is checked as prose.
+    """
     completion_tokens: _builtins.int
     """Completion tokens the provider reported; gates the optional second opinion. Zero when unknown."""
     request_text: _builtins.str
@@ -87,6 +93,20 @@ class VerifyResponseRequest(_message.Message):
     """A label naming the model that produced the completion. Used as a metric label only when it is on the server's
     allow-list; never interpreted.
     """
+    message_json: _builtins.str
+    """Instead of text / finish_reason / tool_calls: the provider's whole response or its assistant message as JSON,
+    in the OpenAI Chat Completions, OpenAI Responses, Anthropic Messages or Gemini generateContent shape (detected).
+    """
+    tools_json: _builtins.str
+    """Instead of tools: the `tools` array exactly as sent to the provider (OpenAI, Anthropic or Gemini shape)."""
+    @_builtins.property
+    def tool_calls(self) -> _containers.RepeatedCompositeFieldContainer[Global___ToolCall]:
+        """The tool calls the model made in this turn, each checked against `tools` (or tools_json)."""
+
+    @_builtins.property
+    def tools(self) -> _containers.RepeatedCompositeFieldContainer[Global___ToolDefinition]:
+        """The tools declared to the model for this turn; a call is checked against its tool's parameter schema."""
+
     def __init__(
         self,
         *,
@@ -96,14 +116,128 @@ class VerifyResponseRequest(_message.Message):
         completion_tokens: _builtins.int = ...,
         request_text: _builtins.str = ...,
         model: _builtins.str = ...,
+        tool_calls: _abc.Iterable[Global___ToolCall] | None = ...,
+        tools: _abc.Iterable[Global___ToolDefinition] | None = ...,
+        message_json: _builtins.str = ...,
+        tools_json: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["completion_tokens", b"completion_tokens", "finish_reason", b"finish_reason", "has_tool_calls", b"has_tool_calls", "model", b"model", "request_text", b"request_text", "text", b"text"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["completion_tokens", b"completion_tokens", "finish_reason", b"finish_reason", "has_tool_calls", b"has_tool_calls", "message_json", b"message_json", "model", b"model", "request_text", b"request_text", "text", b"text", "tool_calls", b"tool_calls", "tools", b"tools", "tools_json", b"tools_json"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___VerifyResponseRequest: _TypeAlias = VerifyResponseRequest  # noqa: Y015
+
+@_typing.final
+class ToolCall(_message.Message):
+    """ToolCall is one tool (function) call a model made."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    ARGUMENTS_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    """The provider's id for the call (OpenAI `call_...`, Anthropic `toolu_...`); may be empty."""
+    name: _builtins.str
+    """The name of the function the model called."""
+    arguments: _builtins.str
+    """The arguments exactly as the provider returned them: a JSON text."""
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+        name: _builtins.str = ...,
+        arguments: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["arguments", b"arguments", "id", b"id", "name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ToolCall: _TypeAlias = ToolCall  # noqa: Y015
+
+@_typing.final
+class ToolDefinition(_message.Message):
+    """ToolDefinition is one tool declared to the model."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    DESCRIPTION_FIELD_NUMBER: _builtins.int
+    PARAMETERS_FIELD_NUMBER: _builtins.int
+    STRICT_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The function's name."""
+    description: _builtins.str
+    """What the tool does; never interpreted."""
+    parameters: _builtins.str
+    """The JSON Schema of the arguments, as JSON text; empty means any object."""
+    strict: _builtins.bool
+    """OpenAI strict mode: the schema follows strict mode's rules (every property required, no additional ones)."""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        description: _builtins.str = ...,
+        parameters: _builtins.str = ...,
+        strict: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "name", b"name", "parameters", b"parameters", "strict", b"strict"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ToolDefinition: _TypeAlias = ToolDefinition  # noqa: Y015
+
+@_typing.final
+class ToolCallCheck(_message.Message):
+    """ToolCallCheck is the outcome of checking one tool call."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CALL_INDEX_FIELD_NUMBER: _builtins.int
+    ID_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    VERDICT_FIELD_NUMBER: _builtins.int
+    DETAIL_FIELD_NUMBER: _builtins.int
+    POINTER_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    call_index: _builtins.int
+    """Zero-based index of the call among the turn's calls."""
+    id: _builtins.str
+    """The call's id, as sent."""
+    name: _builtins.str
+    """The called function's name, as sent."""
+    verdict: Global___VerifyVerdict.ValueType
+    """The call's verdict: OK, TRUNCATED (cut with a length finish reason) or MALFORMED."""
+    detail: _builtins.str
+    """What is wrong, in words a person can act on; empty when the call is OK."""
+    pointer: _builtins.str
+    """A JSON Pointer (RFC 6901) into the arguments to the offending value, when there is one."""
+    reason: _builtins.str
+    """A stable machine-readable reason ("not_json", "unknown_tool", "schema", ...); empty when OK."""
+    def __init__(
+        self,
+        *,
+        call_index: _builtins.int = ...,
+        id: _builtins.str = ...,
+        name: _builtins.str = ...,
+        verdict: Global___VerifyVerdict.ValueType = ...,
+        detail: _builtins.str = ...,
+        pointer: _builtins.str = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["call_index", b"call_index", "detail", b"detail", "id", b"id", "name", b"name", "pointer", b"pointer", "reason", b"reason", "verdict", b"verdict"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ToolCallCheck: _TypeAlias = ToolCallCheck  # noqa: Y015
 
 @_typing.final
 class VerifyResponseResponse(_message.Message):
@@ -116,6 +250,7 @@ class VerifyResponseResponse(_message.Message):
     DETAIL_FIELD_NUMBER: _builtins.int
     CHECKS_FIELD_NUMBER: _builtins.int
     SECOND_OPINION_FIELD_NUMBER: _builtins.int
+    TOOL_CHECKS_FIELD_NUMBER: _builtins.int
     verdict: Global___VerifyVerdict.ValueType
     """The overall verdict: truncated outranks malformed outranks ok; unverifiable when nothing could be checked."""
     failed: _builtins.bool
@@ -132,6 +267,10 @@ class VerifyResponseResponse(_message.Message):
     def second_opinion(self) -> Global___SecondOpinion:
         """The optional local second opinion, present only when one was asked for and gave a usable answer."""
 
+    @_builtins.property
+    def tool_checks(self) -> _containers.RepeatedCompositeFieldContainer[Global___ToolCallCheck]:
+        """One entry per tool call of the turn, in order (including calls found left in the text as markup)."""
+
     def __init__(
         self,
         *,
@@ -140,10 +279,11 @@ class VerifyResponseResponse(_message.Message):
         detail: _builtins.str = ...,
         checks: _abc.Iterable[Global___BlockCheck] | None = ...,
         second_opinion: Global___SecondOpinion | None = ...,
+        tool_checks: _abc.Iterable[Global___ToolCallCheck] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["second_opinion", b"second_opinion"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["checks", b"checks", "detail", b"detail", "failed", b"failed", "second_opinion", b"second_opinion", "verdict", b"verdict"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["checks", b"checks", "detail", b"detail", "failed", b"failed", "second_opinion", b"second_opinion", "tool_checks", b"tool_checks", "verdict", b"verdict"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -161,6 +301,11 @@ class EvaluateRequest(_message.Message):
     CONTEXT_FIELD_NUMBER: _builtins.int
     STATE_FIELD_NUMBER: _builtins.int
     WORKSPACE_FIELD_NUMBER: _builtins.int
+    TOOL_CALLS_FIELD_NUMBER: _builtins.int
+    FINISH_REASON_FIELD_NUMBER: _builtins.int
+    LATENCY_MS_FIELD_NUMBER: _builtins.int
+    COST_FIELD_NUMBER: _builtins.int
+    LOGPROBS_FIELD_NUMBER: _builtins.int
     output: _builtins.str
     """The action's stdout (or, for score_stall and open_question_stall, the step's score)."""
     exit_code: _builtins.int
@@ -171,6 +316,12 @@ class EvaluateRequest(_message.Message):
     """A directory under the server's workspace_root, for evaluators that read files (diff_stall, comparator,
     contract). Relative paths resolve against workspace_root.
     """
+    finish_reason: _builtins.str
+    """The provider's finish reason for the step's completion (promptfoo's finish-reason)."""
+    latency_ms: _builtins.float
+    """The provider call's latency in milliseconds, when known (promptfoo's latency)."""
+    cost: _builtins.float
+    """The provider call's cost in dollars, when known (promptfoo's cost)."""
     @_builtins.property
     def config(self) -> Global___EvaluatorConfig:
         """The evaluator to run."""
@@ -178,6 +329,14 @@ class EvaluateRequest(_message.Message):
     @_builtins.property
     def context(self) -> _struct_pb2.Struct:
         """The interpolation namespaces for ${...} references: context, captured, prev, result, state, loop, env, ..."""
+
+    @_builtins.property
+    def tool_calls(self) -> _containers.RepeatedCompositeFieldContainer[Global___ToolCall]:
+        """The tool calls the agent made in this step (trajectory, promptfoo's tool assertions, graders' output_tools)."""
+
+    @_builtins.property
+    def logprobs(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]:
+        """The completion's token log-probabilities, when known (promptfoo's perplexity)."""
 
     def __init__(
         self,
@@ -188,12 +347,24 @@ class EvaluateRequest(_message.Message):
         context: _struct_pb2.Struct | None = ...,
         state: _builtins.bytes = ...,
         workspace: _builtins.str = ...,
+        tool_calls: _abc.Iterable[Global___ToolCall] | None = ...,
+        finish_reason: _builtins.str = ...,
+        latency_ms: _builtins.float | None = ...,
+        cost: _builtins.float | None = ...,
+        logprobs: _abc.Iterable[_builtins.float] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "context", b"context"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_cost", b"_cost", "_latency_ms", b"_latency_ms", "config", b"config", "context", b"context", "cost", b"cost", "latency_ms", b"latency_ms"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "context", b"context", "exit_code", b"exit_code", "output", b"output", "state", b"state", "workspace", b"workspace"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_cost", b"_cost", "_latency_ms", b"_latency_ms", "config", b"config", "context", b"context", "cost", b"cost", "exit_code", b"exit_code", "finish_reason", b"finish_reason", "latency_ms", b"latency_ms", "logprobs", b"logprobs", "output", b"output", "state", b"state", "tool_calls", b"tool_calls", "workspace", b"workspace"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__cost: _TypeAlias = _typing.Literal["cost"]  # noqa: Y015
+    _WhichOneofArgType__cost: _TypeAlias = _typing.Literal["_cost", b"_cost"]  # noqa: Y015
+    _WhichOneofReturnType__latency_ms: _TypeAlias = _typing.Literal["latency_ms"]  # noqa: Y015
+    _WhichOneofArgType__latency_ms: _TypeAlias = _typing.Literal["_latency_ms", b"_latency_ms"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__cost) -> _WhichOneofReturnType__cost | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__latency_ms) -> _WhichOneofReturnType__latency_ms | None: ...
 
 Global___EvaluateRequest: _TypeAlias = EvaluateRequest  # noqa: Y015
 
@@ -532,6 +703,32 @@ class EvaluatorConfig(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
 Global___EvaluatorConfig: _TypeAlias = EvaluatorConfig  # noqa: Y015
+
+@_typing.final
+class JudgeMember(_message.Message):
+    """JudgeMember is one judge of a panel: a host and the model it is asked with."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HOST_FIELD_NUMBER: _builtins.int
+    MODEL_FIELD_NUMBER: _builtins.int
+    host: _builtins.str
+    """The judge host (claude, codex, openai, ...)."""
+    model: _builtins.str
+    """The model alias passed to that host; empty means the host's default."""
+    def __init__(
+        self,
+        *,
+        host: _builtins.str = ...,
+        model: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["host", b"host", "model", b"model"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___JudgeMember: _TypeAlias = JudgeMember  # noqa: Y015
 
 @_typing.final
 class ExitCodeConfig(_message.Message):

@@ -26,6 +26,7 @@ import type { EvaluatorField as _verdict_v1_EvaluatorField, EvaluatorField__Outp
 import type { EvaluatorInfo as _verdict_v1_EvaluatorInfo, EvaluatorInfo__Output as _verdict_v1_EvaluatorInfo__Output } from './verdict/v1/EvaluatorInfo';
 import type { ExitCodeConfig as _verdict_v1_ExitCodeConfig, ExitCodeConfig__Output as _verdict_v1_ExitCodeConfig__Output } from './verdict/v1/ExitCodeConfig';
 import type { HarborScorerConfig as _verdict_v1_HarborScorerConfig, HarborScorerConfig__Output as _verdict_v1_HarborScorerConfig__Output } from './verdict/v1/HarborScorerConfig';
+import type { JudgeMember as _verdict_v1_JudgeMember, JudgeMember__Output as _verdict_v1_JudgeMember__Output } from './verdict/v1/JudgeMember';
 import type { ListEvaluatorsRequest as _verdict_v1_ListEvaluatorsRequest, ListEvaluatorsRequest__Output as _verdict_v1_ListEvaluatorsRequest__Output } from './verdict/v1/ListEvaluatorsRequest';
 import type { ListEvaluatorsResponse as _verdict_v1_ListEvaluatorsResponse, ListEvaluatorsResponse__Output as _verdict_v1_ListEvaluatorsResponse__Output } from './verdict/v1/ListEvaluatorsResponse';
 import type { LlmStructuredConfig as _verdict_v1_LlmStructuredConfig, LlmStructuredConfig__Output as _verdict_v1_LlmStructuredConfig__Output } from './verdict/v1/LlmStructuredConfig';
@@ -36,6 +37,9 @@ import type { OutputJsonConfig as _verdict_v1_OutputJsonConfig, OutputJsonConfig
 import type { OutputNumericConfig as _verdict_v1_OutputNumericConfig, OutputNumericConfig__Output as _verdict_v1_OutputNumericConfig__Output } from './verdict/v1/OutputNumericConfig';
 import type { ScoreStallConfig as _verdict_v1_ScoreStallConfig, ScoreStallConfig__Output as _verdict_v1_ScoreStallConfig__Output } from './verdict/v1/ScoreStallConfig';
 import type { SecondOpinion as _verdict_v1_SecondOpinion, SecondOpinion__Output as _verdict_v1_SecondOpinion__Output } from './verdict/v1/SecondOpinion';
+import type { ToolCall as _verdict_v1_ToolCall, ToolCall__Output as _verdict_v1_ToolCall__Output } from './verdict/v1/ToolCall';
+import type { ToolCallCheck as _verdict_v1_ToolCallCheck, ToolCallCheck__Output as _verdict_v1_ToolCallCheck__Output } from './verdict/v1/ToolCallCheck';
+import type { ToolDefinition as _verdict_v1_ToolDefinition, ToolDefinition__Output as _verdict_v1_ToolDefinition__Output } from './verdict/v1/ToolDefinition';
 import type { VerdictServiceClient as _verdict_v1_VerdictServiceClient, VerdictServiceDefinition as _verdict_v1_VerdictServiceDefinition } from './verdict/v1/VerdictService';
 import type { VerifierLanguage as _verdict_v1_VerifierLanguage, VerifierLanguage__Output as _verdict_v1_VerifierLanguage__Output } from './verdict/v1/VerifierLanguage';
 import type { VerifyResponseRequest as _verdict_v1_VerifyResponseRequest, VerifyResponseRequest__Output as _verdict_v1_VerifyResponseRequest__Output } from './verdict/v1/VerifyResponseRequest';
@@ -81,6 +85,7 @@ export interface ProtoGrpcType {
       EvaluatorInfo: MessageTypeDefinition<_verdict_v1_EvaluatorInfo, _verdict_v1_EvaluatorInfo__Output>
       ExitCodeConfig: MessageTypeDefinition<_verdict_v1_ExitCodeConfig, _verdict_v1_ExitCodeConfig__Output>
       HarborScorerConfig: MessageTypeDefinition<_verdict_v1_HarborScorerConfig, _verdict_v1_HarborScorerConfig__Output>
+      JudgeMember: MessageTypeDefinition<_verdict_v1_JudgeMember, _verdict_v1_JudgeMember__Output>
       ListEvaluatorsRequest: MessageTypeDefinition<_verdict_v1_ListEvaluatorsRequest, _verdict_v1_ListEvaluatorsRequest__Output>
       ListEvaluatorsResponse: MessageTypeDefinition<_verdict_v1_ListEvaluatorsResponse, _verdict_v1_ListEvaluatorsResponse__Output>
       LlmStructuredConfig: MessageTypeDefinition<_verdict_v1_LlmStructuredConfig, _verdict_v1_LlmStructuredConfig__Output>
@@ -91,6 +96,9 @@ export interface ProtoGrpcType {
       OutputNumericConfig: MessageTypeDefinition<_verdict_v1_OutputNumericConfig, _verdict_v1_OutputNumericConfig__Output>
       ScoreStallConfig: MessageTypeDefinition<_verdict_v1_ScoreStallConfig, _verdict_v1_ScoreStallConfig__Output>
       SecondOpinion: MessageTypeDefinition<_verdict_v1_SecondOpinion, _verdict_v1_SecondOpinion__Output>
+      ToolCall: MessageTypeDefinition<_verdict_v1_ToolCall, _verdict_v1_ToolCall__Output>
+      ToolCallCheck: MessageTypeDefinition<_verdict_v1_ToolCallCheck, _verdict_v1_ToolCallCheck__Output>
+      ToolDefinition: MessageTypeDefinition<_verdict_v1_ToolDefinition, _verdict_v1_ToolDefinition__Output>
       /**
        * VerdictService is stateless: anything that must survive between calls (stall counters, score history) travels in
        * the request and response, so any replica can answer any call and a retried call gives the same answer.

@@ -2,6 +2,7 @@
 
 import type { EvaluatorConfig as _verdict_v1_EvaluatorConfig, EvaluatorConfig__Output as _verdict_v1_EvaluatorConfig__Output } from '../../verdict/v1/EvaluatorConfig';
 import type { Struct as _google_protobuf_Struct, Struct__Output as _google_protobuf_Struct__Output } from '../../google/protobuf/Struct';
+import type { ToolCall as _verdict_v1_ToolCall, ToolCall__Output as _verdict_v1_ToolCall__Output } from '../../verdict/v1/ToolCall';
 
 /**
  * EvaluateRequest carries one loop step's output and the evaluator configuration to judge it with.
@@ -32,6 +33,28 @@ export interface EvaluateRequest {
    * contract). Relative paths resolve against workspace_root.
    */
   'workspace'?: (string);
+  /**
+   * The tool calls the agent made in this step (trajectory, promptfoo's tool assertions, graders' output_tools).
+   */
+  'toolCalls'?: (_verdict_v1_ToolCall)[];
+  /**
+   * The provider's finish reason for the step's completion (promptfoo's finish-reason).
+   */
+  'finishReason'?: (string);
+  /**
+   * The provider call's latency in milliseconds, when known (promptfoo's latency).
+   */
+  'latencyMs'?: (number | string);
+  /**
+   * The provider call's cost in dollars, when known (promptfoo's cost).
+   */
+  'cost'?: (number | string);
+  /**
+   * The completion's token log-probabilities, when known (promptfoo's perplexity).
+   */
+  'logprobs'?: (number | string)[];
+  '_latencyMs'?: "latencyMs";
+  '_cost'?: "cost";
 }
 
 /**
@@ -63,4 +86,26 @@ export interface EvaluateRequest__Output {
    * contract). Relative paths resolve against workspace_root.
    */
   'workspace': (string);
+  /**
+   * The tool calls the agent made in this step (trajectory, promptfoo's tool assertions, graders' output_tools).
+   */
+  'toolCalls': (_verdict_v1_ToolCall__Output)[];
+  /**
+   * The provider's finish reason for the step's completion (promptfoo's finish-reason).
+   */
+  'finishReason': (string);
+  /**
+   * The provider call's latency in milliseconds, when known (promptfoo's latency).
+   */
+  'latencyMs'?: (number);
+  /**
+   * The provider call's cost in dollars, when known (promptfoo's cost).
+   */
+  'cost'?: (number);
+  /**
+   * The completion's token log-probabilities, when known (promptfoo's perplexity).
+   */
+  'logprobs': (number)[];
+  '_latencyMs'?: "latencyMs";
+  '_cost'?: "cost";
 }

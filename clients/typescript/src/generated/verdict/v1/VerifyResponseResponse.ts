@@ -3,6 +3,7 @@
 import type { VerifyVerdict as _verdict_v1_VerifyVerdict, VerifyVerdict__Output as _verdict_v1_VerifyVerdict__Output } from '../../verdict/v1/VerifyVerdict';
 import type { BlockCheck as _verdict_v1_BlockCheck, BlockCheck__Output as _verdict_v1_BlockCheck__Output } from '../../verdict/v1/BlockCheck';
 import type { SecondOpinion as _verdict_v1_SecondOpinion, SecondOpinion__Output as _verdict_v1_SecondOpinion__Output } from '../../verdict/v1/SecondOpinion';
+import type { ToolCallCheck as _verdict_v1_ToolCallCheck, ToolCallCheck__Output as _verdict_v1_ToolCallCheck__Output } from '../../verdict/v1/ToolCallCheck';
 
 /**
  * VerifyResponseResponse is the verdict on one completion.
@@ -29,6 +30,10 @@ export interface VerifyResponseResponse {
    * The optional local second opinion, present only when one was asked for and gave a usable answer.
    */
   'secondOpinion'?: (_verdict_v1_SecondOpinion | null);
+  /**
+   * One entry per tool call of the turn, in order (including calls found left in the text as markup).
+   */
+  'toolChecks'?: (_verdict_v1_ToolCallCheck)[];
 }
 
 /**
@@ -56,4 +61,8 @@ export interface VerifyResponseResponse__Output {
    * The optional local second opinion, present only when one was asked for and gave a usable answer.
    */
   'secondOpinion': (_verdict_v1_SecondOpinion__Output | null);
+  /**
+   * One entry per tool call of the turn, in order (including calls found left in the text as markup).
+   */
+  'toolChecks': (_verdict_v1_ToolCallCheck__Output)[];
 }
