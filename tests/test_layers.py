@@ -20,6 +20,7 @@ RANKS = {
     "verdict": 0,
     "verdict.errors": 0,
     "verdict.metrics": 0,
+    "verdict.patterns": 0,
     "verdict.v1": 0,
     "verdict.config": 1,
     "verdict.runner": 2,

@@ -42,7 +42,7 @@ UncheckedConfig [workspace/metadata.py]
 GitFailed [evaluators/diffstat.py]    diff_stall's git runs (diffstat.py, fingerprint.py): git missing, timed out,
                                       failed, or past diff_stall_max_bytes / _max_files
                                       → diff_stall `error` with the detail (evaluators/outside.py)
-PatternTimeout [evaluators/patterns.py]
+PatternTimeout [patterns.py]
 │                                     a request's regular expression outlasts regex_timeout_seconds
 │                                     → output_contains `error`, timed_out (evaluators/outside.py)
 │                                     → contract: that pair is an error, so the verdict is `error` (contract.py)

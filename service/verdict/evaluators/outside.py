@@ -12,9 +12,10 @@ import os
 import time
 from dataclasses import dataclass
 
+from verdict import patterns
 from verdict.config.keys import Config
 from verdict.errors import DeadlineTooShort
-from verdict.evaluators import deterministic, patterns, stall
+from verdict.evaluators import deterministic, stall
 from verdict.evaluators.diffstat import Checkout, GitFailed, diff_stat
 from verdict.evaluators.fingerprint import fingerprint
 from verdict.evaluators.model import EvaluationResult, Judgement, Step

@@ -17,7 +17,7 @@ from typing import Any
 
 import regex
 
-from verdict.evaluators import patterns
+from verdict import patterns
 from verdict.evaluators.model import EvaluationInput, EvaluationResult
 from verdict.judges.clipping import clip
 from verdict.judges.files import read_text, workspace_file

@@ -7,7 +7,7 @@ import time
 import pytest
 import regex
 
-from verdict.evaluators.patterns import MAX_EXPANSION, PatternTimeout, PatternTooLarge, expansion, findall, search
+from verdict.patterns import MAX_EXPANSION, PatternTimeout, PatternTooLarge, expansion, findall, search
 
 CATASTROPHIC = "(a|aa)+$"
 SLOW_TEXT = "a" * 60 + "b"
