@@ -211,6 +211,18 @@ FAMILIES = [
     ),
     ("verdict_subprocess_timeouts", "counter", ("tool",), "Child processes killed at their time limit."),
     ("verdict_subprocesses_running", "gauge", ("tool",), "Child processes running now."),
+    (
+        "verdict_tool_checks",
+        "counter",
+        ("tool", "verdict", "reason"),
+        "Tool calls checked by VerifyResponse, by tool (allow-listed names, else other), verdict and reason.",
+    ),
+    (
+        "verdict_tool_schema_cache",
+        "counter",
+        ("outcome",),
+        "Tool lists looked up in the compiled-schema cache, by outcome (hit, miss).",
+    ),
     ("verdict_verifications", "counter", ("verdict",), "VerifyResponse verdicts."),
 ]
 """(name, type, label names, help) of every family a fresh `Metrics` exposes, as the code declared them."""
@@ -308,7 +320,7 @@ def test_each_room_stands_alone_and_no_two_rooms_share_an_attribute() -> None:
         for attribute in vars(room(CollectorRegistry())):
             assert attribute not in declared, f"{room.__name__}.{attribute} shadows {declared[attribute]}'s"
             declared[attribute] = room.__name__
-    own = {"registry", "verdict_labels", "model_labels"}
+    own = {"registry", "verdict_labels", "model_labels", "tool_labels"}
     assert set(vars(Metrics(CollectorRegistry()))) == set(declared) | own
 
 

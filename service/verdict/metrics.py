@@ -37,6 +37,7 @@ __all__ = [
     "ParsePoolMetrics",
     "RulingCacheMetrics",
     "ScrapeMetrics",
+    "ToolCallMetrics",
     "VerdictLabels",
     "VerifyMetrics",
     "grpc_code_label",
@@ -179,6 +180,29 @@ class VerifyMetrics:
         self.second_opinions = Counter(
             "verdict_second_opinions_total",
             "VerifyResponse second opinions, by outcome (ok, malformed, no_sample).",
+            ("outcome",),
+            registry=registry,
+        )
+
+
+class ToolCallMetrics:
+    """VerifyResponse's tool calls: each call's verdict by tool and reason, and the compiled-schema cache.
+
+    The `tool` label is the called tool's name only when the operator allow-listed it (`tool_labels`), like model
+    names: tool names are the caller's words, and a series per name would grow without bound. `reason` is one of a
+    fixed set (`verify.tool_calls.REASONS`, `none` for a passing call).
+    """
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.tool_checks = Counter(
+            "verdict_tool_checks_total",
+            "Tool calls checked by VerifyResponse, by tool (allow-listed names, else other), verdict and reason.",
+            ("tool", "verdict", "reason"),
+            registry=registry,
+        )
+        self.tool_schema_cache = Counter(
+            "verdict_tool_schema_cache_total",
+            "Tool lists looked up in the compiled-schema cache, by outcome (hit, miss).",
             ("outcome",),
             registry=registry,
         )
@@ -418,6 +442,7 @@ class BuildMetrics:
 class Metrics(
     GrpcServerMetrics,
     VerifyMetrics,
+    ToolCallMetrics,
     ChildProcessMetrics,
     ParsePoolMetrics,
     EvaluationMetrics,
@@ -442,10 +467,12 @@ class Metrics(
         *,
         verdict_labels: Iterable[str] = (),
         model_labels: Iterable[str] = (),
+        tool_labels: Iterable[str] = (),
     ):
         self.registry = registry
         GrpcServerMetrics.__init__(self, registry)
         VerifyMetrics.__init__(self, registry)
+        ToolCallMetrics.__init__(self, registry)
         ChildProcessMetrics.__init__(self, registry)
         ParsePoolMetrics.__init__(self, registry)
         EvaluationMetrics.__init__(self, registry)
@@ -458,6 +485,7 @@ class Metrics(
         BuildMetrics.__init__(self, registry)
         self.verdict_labels = VerdictLabels(verdict_labels)
         self.model_labels = LabelFolder(allowed=model_labels)
+        self.tool_labels = LabelFolder(allowed=tool_labels)
 
 
 def register_runtime_collectors(registry: CollectorRegistry) -> None:

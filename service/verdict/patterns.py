@@ -24,7 +24,15 @@ from typing import Any
 
 import regex
 
-__all__ = ["MAX_EXPANSION", "PatternTimeout", "PatternTooLarge", "findall", "search"]
+__all__ = [
+    "MAX_EXPANSION",
+    "PatternTimeout",
+    "PatternTooLarge",
+    "compile_bounded",
+    "findall",
+    "search",
+    "search_compiled",
+]
 
 MAX_EXPANSION = 100_000
 """Most repetition a pattern may ask for: `regex` expands `a{n}` at compile time (about 270 bytes per repeat, and
@@ -144,6 +152,22 @@ def _compile(pattern: str, flags: int) -> Any:
         return regex.compile(pattern, flags, cache_pattern=False)
     except (re.error, regex.error, OverflowError, RecursionError, ValueError):
         return None
+
+
+def compile_bounded(pattern: str, flags: int = 0) -> Any:
+    """The compiled pattern for a caller with its own semantics for invalid patterns (a JSON Schema `pattern`, where
+    one is the schema's error): None when `re` or `regex` rejects it, PatternTooLarge past MAX_EXPANSION. The caller
+    keeps it (a cache bounded by the caller) and searches with `search_compiled`, under the same time bound."""
+    return _compile(pattern, flags)
+
+
+def search_compiled(compiled: Any, text: str, *, timeout: float) -> bool:
+    """True when a pattern from `compile_bounded` matches anywhere in `text`, in the calling thread, with the GIL
+    released while matching. Raises PatternTimeout past `timeout` seconds. For callers already off the event loop."""
+    try:
+        return compiled.search(text, timeout=timeout, concurrent=True) is not None
+    except TimeoutError:
+        raise PatternTimeout(compiled.pattern, timeout) from None
 
 
 def _search(pattern: str, text: str, timeout: float, flags: int) -> bool:

@@ -263,6 +263,11 @@ class Config:
     judge_model_labels: tuple[str, ...] = _key(
         (), "Models that may appear as metric labels (comma-separated); others are labelled `other`."
     )
+    tool_labels: tuple[str, ...] = _key(
+        (),
+        "Tool names that may appear as the `tool` label of verdict_tool_checks_total (comma-separated); others are "
+        "labelled `other`.",
+    )
     verdict_labels: tuple[str, ...] = _key(
         (),
         "Verdicts of open evaluators (classify tokens, custom-schema verdicts) counted as themselves in "

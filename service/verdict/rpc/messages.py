@@ -24,7 +24,8 @@ from verdict.evaluators import (
 )
 from verdict.v1 import verdict_pb2
 from verdict.verify.languages import LANGUAGES, Languages, Runs
-from verdict.verify.model import BlockCheck, Verdict, Verification, VerifyInput
+from verdict.verify.model import BlockCheck, ToolCall, ToolCheck, ToolDefinition, Verdict, Verification, VerifyInput
+from verdict.verify.tool_shapes import read_message
 
 __all__ = [
     "VERDICT_TO_PROTO",
@@ -69,15 +70,49 @@ def verdict_name(value: int | str) -> str:
 # --- VerifyResponse ------------------------------------------------------------------------------------------------
 
 
+_MESSAGE_FACTS = ("text", "finish_reason", "has_tool_calls", "completion_tokens", "tool_calls")
+"""The typed fields whose facts `message_json` carries itself: sending both would leave two answers to one question."""
+
+
 def verify_input(request: verdict_pb2.VerifyResponseRequest) -> VerifyInput:
+    """The domain form of a VerifyResponse request. Raises InvalidArgument naming the field when the typed fields and
+    the JSON forms are mixed for the same facts, or when `message_json` is not a provider shape."""
+    if request.tools_json and len(request.tools):
+        raise InvalidArgument(
+            "send the tools either typed (tools) or as the provider's JSON (tools_json), not both", field="tools"
+        )
+    if request.message_json:
+        mixed = [name for name in _MESSAGE_FACTS if _is_set(request, name)]
+        if mixed:
+            raise InvalidArgument(
+                f"{mixed[0]} is also in message_json; send the turn either typed or as the provider's JSON, not both",
+                field=mixed[0],
+            )
+        turn = read_message(request.message_json)
+        text, finish_reason, calls, tokens = turn.text, turn.finish_reason, turn.tool_calls, turn.completion_tokens
+    else:
+        text, finish_reason, tokens = request.text, request.finish_reason, request.completion_tokens
+        calls = tuple(ToolCall(call.id, call.name, call.arguments) for call in request.tool_calls)
+    tools = tuple(
+        ToolDefinition(tool.name, tool.description, tool.parameters, tool.strict, f"tools[{index}].parameters")
+        for index, tool in enumerate(request.tools)
+    )
     return VerifyInput(
-        text=request.text,
-        finish_reason=request.finish_reason,
-        has_tool_calls=request.has_tool_calls,
-        completion_tokens=request.completion_tokens,
+        text=text,
+        finish_reason=finish_reason,
+        has_tool_calls=request.has_tool_calls or bool(calls),
+        completion_tokens=tokens,
         request_text=request.request_text,
         model=request.model,
+        tool_calls=calls,
+        tools=tools,
+        tools_json=request.tools_json,
     )
+
+
+def _is_set(request: verdict_pb2.VerifyResponseRequest, name: str) -> bool:
+    value = getattr(request, name)
+    return bool(len(value)) if name == "tool_calls" else bool(value)
 
 
 def verification_to_proto(verification: Verification) -> verdict_pb2.VerifyResponseResponse:
@@ -86,6 +121,7 @@ def verification_to_proto(verification: Verification) -> verdict_pb2.VerifyRespo
         failed=verification.failed,
         detail=verification.detail,
         checks=[_check_to_proto(check) for check in verification.checks],
+        tool_checks=[_tool_check_to_proto(check) for check in verification.tool_checks],
     )
     opinion = verification.second_opinion
     if opinion is not None:
@@ -103,6 +139,19 @@ def _check_to_proto(check: BlockCheck) -> verdict_pb2.BlockCheck:
         detail=check.detail,
         line=check.line,
         error_line=check.error_line,
+    )
+
+
+def _tool_check_to_proto(check: ToolCheck) -> verdict_pb2.ToolCallCheck:
+    return verdict_pb2.ToolCallCheck(
+        call_index=check.call_index,
+        id=check.id,
+        name=check.name,
+        verdict=VERDICT_TO_PROTO[check.verdict],
+        detail=check.detail,
+        pointer=check.pointer,
+        reason=check.reason,
+        schema_digest=check.schema_digest,
     )
 
 

@@ -215,6 +215,7 @@ async def build_server(
         registry if registry is not None else CollectorRegistry(),
         model_labels=config.judge_model_labels,
         verdict_labels=config.verdict_labels,
+        tool_labels=config.tool_labels,
     )
     register_runtime_collectors(metrics.registry)
     gate = Gate(config, [m.name for m in SERVICE_DESCRIPTOR.methods])

@@ -5,7 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-__all__ = ["BlockCheck", "CodeCheck", "SecondOpinionResult", "Verdict", "Verification", "VerifyInput"]
+__all__ = [
+    "BlockCheck",
+    "CodeCheck",
+    "SecondOpinionResult",
+    "ToolCall",
+    "ToolCheck",
+    "ToolDefinition",
+    "Verdict",
+    "Verification",
+    "VerifyInput",
+]
 
 
 class Verdict(StrEnum):
@@ -22,8 +32,36 @@ class Verdict(StrEnum):
 
 
 @dataclass(frozen=True)
+class ToolCall:
+    """One tool call the model made; `arguments` exactly as the provider returned them (a JSON text)."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class ToolDefinition:
+    """One tool declared to the model: `parameters` is the JSON Schema of its arguments as JSON text ("" = any object).
+
+    `field` is where the definition came from in the request (`tools[2].parameters`,
+    `tools_json[0].function.parameters`), so a schema the server cannot use is refused naming the caller's field.
+    """
+
+    name: str
+    description: str = ""
+    parameters: str = ""
+    strict: bool = False
+    field: str = ""
+
+
+@dataclass(frozen=True)
 class VerifyInput:
-    """One completion and the envelope facts its provider returned."""
+    """One completion and the envelope facts its provider returned.
+
+    `tool_calls` are the turn's calls, checked against `tools` (typed) or `tools_json` (the provider's own `tools`
+    array, read and compiled by the verifier's cache, so a loop sending the same array every turn reads it once).
+    """
 
     text: str
     finish_reason: str = ""
@@ -31,6 +69,32 @@ class VerifyInput:
     completion_tokens: int = 0
     request_text: str = ""
     model: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tools: tuple[ToolDefinition, ...] = ()
+    tools_json: str = ""
+
+    @property
+    def declares_tools(self) -> bool:
+        """Whether any tools were declared for the turn (typed or as the provider's JSON)."""
+        return bool(self.tools or self.tools_json)
+
+
+@dataclass(frozen=True)
+class ToolCheck:
+    """The outcome of checking one tool call (or one call left in the text as markup).
+
+    `reason` is a stable machine-readable token (`tool_calls.REASONS`), `pointer` a JSON Pointer (RFC 6901) into the
+    arguments at the offending value, `schema_digest` the SHA-256 of the schema the call was checked against.
+    """
+
+    call_index: int
+    id: str
+    name: str
+    verdict: Verdict
+    detail: str = ""
+    pointer: str = ""
+    reason: str = ""
+    schema_digest: str = ""
 
 
 @dataclass(frozen=True)
@@ -75,6 +139,7 @@ class Verification:
     detail: str = ""
     checks: tuple[BlockCheck, ...] = ()
     second_opinion: SecondOpinionResult | None = None
+    tool_checks: tuple[ToolCheck, ...] = ()
 
     @property
     def failed(self) -> bool:

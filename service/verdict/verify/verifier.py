@@ -17,6 +17,11 @@ Where a block is parsed, and why:
 - A `Runs.SUBPROCESS` language (shell) runs its tool, `bash -n`, through the runner (the only door to child
   processes): argv list, stdin, empty environment, time limit, output cap, process-group kill.
 
+A tool-calling turn (`tool_calls`, or tools declared) is checked by `_verify_tools`: the declared tools are compiled
+through a bounded cache by schema digest (`tool_schemas.ToolSchemas`; a `tools_json` array is read once per digest
+too), each call is checked on the event loop (tens of microseconds) unless its schema has regular expressions, which
+run in a thread under the ReDoS bound, and the text is checked as prose by the same rules as any answer.
+
 The blocks of one response are checked concurrently, at most `max_concurrent_shell_checks` bash processes and
 `parse_workers` pool tasks at a time, so one response can neither overflow the runner's bash queue nor take the whole
 pool queue for itself.
@@ -28,24 +33,57 @@ import asyncio
 import concurrent.futures
 import contextlib
 import dataclasses
+import hashlib
 import logging
 import multiprocessing
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from pebble import ProcessExpired, ProcessFuture, ProcessPool
 
 from verdict.config.keys import Config
-from verdict.errors import Unavailable
+from verdict.errors import InvalidArgument, Unavailable
 from verdict.metrics import Metrics
 from verdict.runner import Command, CommandNotFound, Runner, minimal_env, signal_name
 from verdict.verify.checks import check_code
 from verdict.verify.fences import FenceScan, needs_containers, scan_fences_bounded
 from verdict.verify.languages import LANGUAGES, Runs
-from verdict.verify.model import BlockCheck, CodeCheck, SecondOpinionResult, Verdict, Verification, VerifyInput
-from verdict.verify.rules import NO_BLOCKS, PendingCheck, aggregate, envelope_verdict, is_tool_turn, place, triage
+from verdict.verify.model import (
+    BlockCheck,
+    CodeCheck,
+    SecondOpinionResult,
+    ToolCheck,
+    Verdict,
+    Verification,
+    VerifyInput,
+)
+from verdict.verify.rules import (
+    NO_BLOCKS,
+    TOOL_CALL_REASONS,
+    TRUNCATION_REASONS,
+    PendingCheck,
+    aggregate,
+    envelope_verdict,
+    finish_reason_key,
+    is_tool_turn,
+    place,
+    triage,
+)
 from verdict.verify.second_opinion import SecondOpinion
 from verdict.verify.shell_syntax import BASH_ARGV, interpret_bash, shell_script
+from verdict.verify.tool_calls import (
+    NO_TOOLS,
+    PROVIDER_MALFORMED_REASONS,
+    Toolset,
+    check_call,
+    joined,
+    markup_check,
+    provider_check,
+)
+from verdict.verify.tool_markup import find_markup
+from verdict.verify.tool_schemas import BoundedCache, SchemaRefused, ToolSchemas
+from verdict.verify.tool_shapes import read_tools
 
 __all__ = ["InlineBudget", "Verifier"]
 
@@ -61,6 +99,12 @@ SCAN_INLINE_CONTAINER_CHARS = 8 * 1024
 
 BASH_OUTPUT_CAP = 64 * 1024
 """Bytes of bash's stdout and stderr kept; its first error line is all a verdict needs."""
+
+TOOL_SCHEMA_CACHE = 1024
+"""Compiled tool schemas kept, by digest: agent loops with a few tool lists each compile each schema once."""
+
+TOOLSET_CACHE = 256
+"""Whole tool lists kept (a `tools_json` array read and compiled, or a typed list), by the digest of the list."""
 
 
 class InlineBudget:
@@ -86,6 +130,8 @@ class Verifier:
         self._parsing: set[ProcessFuture[Any]] = set()
         self._closed = False
         self._counters: dict[tuple[str, ...], Any] = {}
+        self._schemas = ToolSchemas(TOOL_SCHEMA_CACHE)
+        self._toolsets: BoundedCache[bytes, Toolset | InvalidArgument] = BoundedCache(TOOLSET_CACHE)
 
     async def verify(
         self,
@@ -102,28 +148,123 @@ class Verifier:
         """
         if self._closed:
             raise Unavailable("the verifier is closed")
-        verification = envelope_verdict(request)
-        if verification is None:
-            scan = await self._scan(request.text)
-            if scan.total:
-                # triage names broken closers with a few regex passes over the bodies: off the loop for large texts
-                if len(request.text) <= SCAN_INLINE_CHARS:
-                    decided = triage(scan, self._config)
-                else:
-                    decided = await asyncio.to_thread(triage, scan, self._config)
-                budget = inline_budget or InlineBudget(self._config.inline_parse_budget_bytes)
-                verification = aggregate(await self._check(decided, budget), scan.total)
-            else:
-                verification = NO_BLOCKS
+        if request.tool_calls or (request.declares_tools and not is_tool_turn(request)):
+            verification = await self._verify_tools(request, inline_budget)
+        else:
+            verification = envelope_verdict(request) or await self._verify_text(request, inline_budget)
         judge = self._second_opinion if second_opinion else None
-        if verification.verdict is Verdict.UNVERIFIABLE and judge and not is_tool_turn(request):
+        if (
+            verification.verdict is Verdict.UNVERIFIABLE
+            and judge
+            and not is_tool_turn(request)
+            and not request.tool_calls
+        ):
             opinion = await self._ask_second_opinion(judge, request, verification, deadline)
             if opinion is not None:
                 verification = dataclasses.replace(verification, second_opinion=opinion)
         self._count(("verdict", verification.verdict.value))
         for check in verification.checks:
             self._count(("block", LANGUAGES.metric_label(check.language), check.verdict.value))
+        for tool_check in verification.tool_checks:
+            self._count(
+                ("tool", self._metrics.tool_labels.fold(tool_check.name), tool_check.verdict.value, tool_check.reason)
+            )
         return verification
+
+    async def _verify_text(self, request: VerifyInput, inline_budget: InlineBudget | None) -> Verification:
+        """The verdict on the text's fenced blocks (rules 4-6), once the envelope decided nothing."""
+        scan = await self._scan(request.text)
+        if not scan.total:
+            return NO_BLOCKS
+        # triage names broken closers with a few regex passes over the bodies: off the loop for large texts
+        if len(request.text) <= SCAN_INLINE_CHARS:
+            decided = triage(scan, self._config)
+        else:
+            decided = await asyncio.to_thread(triage, scan, self._config)
+        budget = inline_budget or InlineBudget(self._config.inline_parse_budget_bytes)
+        return aggregate(await self._check(decided, budget), scan.total)
+
+    async def _verify_tools(self, request: VerifyInput, inline_budget: InlineBudget | None) -> Verification:
+        """A turn with tool calls, or with tools declared: each call checked, the markup left in the text found, the
+        text checked as prose (a calling turn's empty text is no answer to check, not an empty answer)."""
+        toolset = self._toolset(request)
+        finish = finish_reason_key(request.finish_reason)
+        cut = finish in TRUNCATION_REASONS
+        limit = self._config.regex_timeout_seconds
+        checks: list[ToolCheck] = []
+        if toolset.needs_thread(request.tool_calls):
+            checks = await asyncio.to_thread(_check_calls, request, toolset, cut, limit)
+        else:
+            checks = _check_calls(request, toolset, cut, limit)
+        if finish in PROVIDER_MALFORMED_REASONS:
+            checks.append(provider_check(len(checks), request.finish_reason))
+        if toolset.declared and request.text.strip():
+            text = request.text
+            markups = (
+                find_markup(text, toolset.tools)
+                if len(text) <= SCAN_INLINE_CHARS
+                else (await asyncio.to_thread(find_markup, text, toolset.tools))
+            )
+            checks.extend(markup_check(len(checks) + offset, markup) for offset, markup in enumerate(markups))
+        prose: Verification | None
+        if request.tool_calls:
+            plain = dataclasses.replace(
+                request,
+                has_tool_calls=False,
+                finish_reason="" if finish in TOOL_CALL_REASONS else request.finish_reason,
+            )
+            if not plain.text.strip() and not cut:
+                prose = None
+            else:
+                prose = envelope_verdict(plain) or await self._verify_text(plain, inline_budget)
+        else:
+            prose = envelope_verdict(request) or await self._verify_text(request, inline_budget)
+        return joined(prose, checks)
+
+    def _toolset(self, request: VerifyInput) -> Toolset:
+        """The turn's declared tools, compiled: from the cache by the digest of the tools as sent. Raises
+        InvalidArgument naming the field of a tool the server cannot use (a refusal is cached too)."""
+        if not request.declares_tools:
+            return NO_TOOLS
+        if request.tools_json:
+            key = b"j" + hashlib.sha256(request.tools_json.encode("utf-8", "surrogatepass")).digest()
+        else:
+            digest = hashlib.sha256()
+            for tool in request.tools:
+                for part in (tool.name, tool.parameters):
+                    encoded = part.encode("utf-8", "surrogatepass")
+                    digest.update(len(encoded).to_bytes(8, "big") + encoded)
+                digest.update(b"\x01" if tool.strict else b"\x00")
+            key = b"t" + digest.digest()
+        entry, hit = self._toolsets.get(key, lambda: self._compiled(request))
+        self._count(("schema_cache", "hit" if hit else "miss"))
+        if isinstance(entry, InvalidArgument):
+            raise entry
+        return entry
+
+    def _compiled(self, request: VerifyInput) -> Toolset | InvalidArgument:
+        try:
+            definitions = read_tools(request.tools_json) if request.tools_json else request.tools
+        except InvalidArgument as error:
+            return error
+        tools = {}
+        for index, definition in enumerate(definitions):
+            field = definition.field or f"tools[{index}].parameters"
+            wire_field = "tools_json" if request.tools_json else field
+            if not definition.name:
+                name_field = "tools_json" if request.tools_json else f"tools[{index}].name"
+                return InvalidArgument(f"{field.removesuffix('.parameters')}: the tool has no name", field=name_field)
+            if definition.name in tools:
+                name_field = "tools_json" if request.tools_json else f"tools[{index}].name"
+                return InvalidArgument(
+                    f"{field}: a second tool named {definition.name[:60]!r}; tool names must be unique",
+                    field=name_field,
+                )
+            try:
+                tools[definition.name], _ = self._schemas.compile(definition)
+            except SchemaRefused as refused:
+                return InvalidArgument(f"{field}: {refused}", field=wire_field, reason="INVALID_TOOL_SCHEMA")
+        return Toolset(tools)
 
     @property
     def inline_parse_budget_bytes(self) -> int:
@@ -137,6 +278,10 @@ class Verifier:
         if child is None:
             if key[0] == "verdict":
                 child = self._metrics.verifications.labels(verdict=key[1])
+            elif key[0] == "tool":
+                child = self._metrics.tool_checks.labels(tool=key[1], verdict=key[2], reason=key[3] or "none")
+            elif key[0] == "schema_cache":
+                child = self._metrics.tool_schema_cache.labels(outcome=key[1])
             else:
                 child = self._metrics.block_checks.labels(lang=key[1], verdict=key[2])
             self._counters[key] = child
@@ -299,6 +444,14 @@ class Verifier:
         except Exception:
             logger.warning("second opinion failed; keeping the structural verdict", exc_info=True)
             return None
+
+
+def _check_calls(request: VerifyInput, toolset: Toolset, cut: bool, time_limit: float) -> list[ToolCheck]:
+    """Every call's check, in order: pure, so it runs on the loop or, for schemas with patterns, in a thread."""
+    return [
+        check_call(index, call, toolset, cut=cut, time_limit=time_limit, clock=time.monotonic)
+        for index, call in enumerate(request.tool_calls)
+    ]
 
 
 async def _all_or_none(checks: Sequence[Awaitable[BlockCheck]]) -> list[BlockCheck]:

@@ -206,6 +206,7 @@ class ToolCallCheck(_message.Message):
     DETAIL_FIELD_NUMBER: _builtins.int
     POINTER_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
+    SCHEMA_DIGEST_FIELD_NUMBER: _builtins.int
     call_index: _builtins.int
     """Zero-based index of the call among the turn's calls."""
     id: _builtins.str
@@ -220,6 +221,8 @@ class ToolCallCheck(_message.Message):
     """A JSON Pointer (RFC 6901) into the arguments to the offending value, when there is one."""
     reason: _builtins.str
     """A stable machine-readable reason ("not_json", "unknown_tool", "schema", ...); empty when OK."""
+    schema_digest: _builtins.str
+    """The SHA-256 (hex) of the canonical JSON of the schema the call was checked against; empty when none was."""
     def __init__(
         self,
         *,
@@ -230,10 +233,11 @@ class ToolCallCheck(_message.Message):
         detail: _builtins.str = ...,
         pointer: _builtins.str = ...,
         reason: _builtins.str = ...,
+        schema_digest: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["call_index", b"call_index", "detail", b"detail", "id", b"id", "name", b"name", "pointer", b"pointer", "reason", b"reason", "verdict", b"verdict"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["call_index", b"call_index", "detail", b"detail", "id", b"id", "name", b"name", "pointer", b"pointer", "reason", b"reason", "schema_digest", b"schema_digest", "verdict", b"verdict"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

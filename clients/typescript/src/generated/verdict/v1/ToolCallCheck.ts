@@ -34,6 +34,10 @@ export interface ToolCallCheck {
    * A stable machine-readable reason ("not_json", "unknown_tool", "schema", ...); empty when OK.
    */
   'reason'?: (string);
+  /**
+   * The SHA-256 (hex) of the canonical JSON of the schema the call was checked against; empty when none was.
+   */
+  'schemaDigest'?: (string);
 }
 
 /**
@@ -68,4 +72,8 @@ export interface ToolCallCheck__Output {
    * A stable machine-readable reason ("not_json", "unknown_tool", "schema", ...); empty when OK.
    */
   'reason': (string);
+  /**
+   * The SHA-256 (hex) of the canonical JSON of the schema the call was checked against; empty when none was.
+   */
+  'schemaDigest': (string);
 }
