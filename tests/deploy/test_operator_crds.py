@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-import jsonschema  # type: ignore[import-untyped]
+import jsonschema
 import pytest
 
 from tests.deploy.support import KUSTOMIZATIONS, Obj, render
