@@ -135,7 +135,12 @@ def _unknown(name: str, toolset: Toolset) -> str:
     if not name:
         return "the call names no tool"
     shown = repr(name[:60])
-    close = difflib.get_close_matches(name, list(toolset.tools)[:2048], n=1) if len(name) <= 200 else []
+    # the hint costs milliseconds over a long list: only for the short lists a model picks from well
+    close = (
+        difflib.get_close_matches(name, list(toolset.tools), n=1)
+        if len(toolset.tools) <= 64 and len(name) <= 64
+        else []
+    )
     hint = f"; did it mean {close[0]!r}?" if close else ""
     return f"no tool named {shown} was declared ({len(toolset.tools)} were){hint}"
 
