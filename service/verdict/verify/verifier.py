@@ -148,7 +148,11 @@ class Verifier:
         """
         if self._closed:
             raise Unavailable("the verifier is closed")
-        if request.tool_calls or (request.declares_tools and not is_tool_turn(request)):
+        if (
+            request.tool_calls
+            or (request.declares_tools and not is_tool_turn(request))
+            or finish_reason_key(request.finish_reason) in PROVIDER_MALFORMED_REASONS
+        ):
             verification = await self._verify_tools(request, inline_budget)
         else:
             verification = envelope_verdict(request) or await self._verify_text(request, inline_budget)
@@ -207,7 +211,7 @@ class Verifier:
             )
             checks.extend(markup_check(len(checks) + offset, markup) for offset, markup in enumerate(markups))
         prose: Verification | None
-        if request.tool_calls:
+        if request.tool_calls or (finish in PROVIDER_MALFORMED_REASONS and not request.text.strip()):
             plain = dataclasses.replace(
                 request,
                 has_tool_calls=False,
