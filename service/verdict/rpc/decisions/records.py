@@ -50,11 +50,17 @@ instead of parsing the block a second time (PyYAML is pure Python: a 64 KiB bloc
 
 def call_result(rpc: str, response: Any) -> dict[str, Any]:
     if rpc == "VerifyResponse":
-        return {
+        result: dict[str, Any] = {
             "verdict": verdict_name(response.verdict),
             "failed": response.failed,
             "languages": sorted({check.language for check in response.checks}),
         }
+        if response.tool_checks:  # the schema each call was checked against, by digest: names and arguments stay out
+            result["tool_calls"] = [
+                {"verdict": verdict_name(check.verdict), "reason": check.reason, "schema_digest": check.schema_digest}
+                for check in response.tool_checks
+            ]
+        return result
     if rpc == "Evaluate":
         return {"verdict": response.verdict}
     if rpc == "ListEvaluators":
