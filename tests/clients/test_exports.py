@@ -14,6 +14,7 @@ INTENDED = {
     "Keepalive",
     "RetryPolicy",
     "SecondOpinion",
+    "ToolCallCheck",
     "TlsConfig",
     "VerdictClient",
     "VerdictRpcError",

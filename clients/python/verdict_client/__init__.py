@@ -24,6 +24,7 @@ from verdict_client.results import (
     Evaluation,
     EvaluatorCatalogue,
     SecondOpinion,
+    ToolCallCheck,
     Verification,
     VerifyVerdict,
 )
@@ -39,6 +40,7 @@ __all__ = [
     "RetryPolicy",
     "SecondOpinion",
     "TlsConfig",
+    "ToolCallCheck",
     "VerdictClient",
     "VerdictRpcError",
     "Verification",

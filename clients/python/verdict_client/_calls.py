@@ -43,6 +43,56 @@ def uses_judge(config: verdict_pb2.EvaluatorConfig) -> bool:
     return kind in JUDGE_TYPES
 
 
+ToolCallLike: TypeAlias = verdict_pb2.ToolCall | Mapping[str, Any]
+"""One tool call: the proto, or a mapping with `id`, `name` and `arguments` (the provider's JSON text, or an object,
+which is sent as JSON)."""
+
+ToolLike: TypeAlias = verdict_pb2.ToolDefinition | Mapping[str, Any]
+"""One declared tool: the proto, or a mapping with `name`, `description`, `parameters` (a JSON Schema as a mapping or
+JSON text) and `strict`."""
+
+ProviderJson: TypeAlias = str | bytes | Mapping[str, Any] | Sequence[Any] | Any
+"""A provider's JSON as text, as parsed JSON, or as an SDK object with `model_dump_json()` (OpenAI, Anthropic and
+Google's SDKs' response types) or `to_json()`: passed straight through."""
+
+
+def provider_json(value: ProviderJson) -> str:
+    """A provider response, message or tools array as the JSON text `message_json` / `tools_json` carry."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8")
+    for method in ("model_dump_json", "to_json"):
+        dump = getattr(value, method, None)
+        if callable(dump):
+            text = dump()
+            return text if isinstance(text, str) else json.dumps(text)
+    return json.dumps(value)
+
+
+def tool_call(call: ToolCallLike) -> verdict_pb2.ToolCall:
+    if isinstance(call, verdict_pb2.ToolCall):
+        return call
+    arguments = call.get("arguments", "")
+    return verdict_pb2.ToolCall(
+        id=call.get("id", ""),
+        name=call["name"],
+        arguments=arguments if isinstance(arguments, str) else json.dumps(arguments),
+    )
+
+
+def tool_definition(tool: ToolLike) -> verdict_pb2.ToolDefinition:
+    if isinstance(tool, verdict_pb2.ToolDefinition):
+        return tool
+    parameters = tool.get("parameters", "")
+    return verdict_pb2.ToolDefinition(
+        name=tool["name"],
+        description=tool.get("description", ""),
+        parameters=parameters if isinstance(parameters, str) else json.dumps(parameters),
+        strict=bool(tool.get("strict", False)),
+    )
+
+
 def verify_request(
     text: str,
     *,
@@ -51,6 +101,10 @@ def verify_request(
     completion_tokens: int,
     request_text: str,
     model: str,
+    tool_calls: Sequence[ToolCallLike] = (),
+    tools: Sequence[ToolLike] = (),
+    message: ProviderJson | None = None,
+    tools_json: ProviderJson | None = None,
 ) -> verdict_pb2.VerifyResponseRequest:
     return verdict_pb2.VerifyResponseRequest(
         text=text,
@@ -59,6 +113,10 @@ def verify_request(
         completion_tokens=completion_tokens,
         request_text=request_text,
         model=model,
+        tool_calls=[tool_call(call) for call in tool_calls],
+        tools=[tool_definition(tool) for tool in tools],
+        message_json=provider_json(message) if message is not None else "",
+        tools_json=provider_json(tools_json) if tools_json is not None else "",
     )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -10,7 +10,15 @@ import grpc
 import grpc.aio
 
 from verdict_client import _calls
-from verdict_client._calls import EvaluateItem, EvaluatorConfigLike, Metadata, VerifyItem
+from verdict_client._calls import (
+    EvaluateItem,
+    EvaluatorConfigLike,
+    Metadata,
+    ProviderJson,
+    ToolCallLike,
+    ToolLike,
+    VerifyItem,
+)
 from verdict_client._proto.verdict.v1 import verdict_pb2, verdict_pb2_grpc
 from verdict_client.config import ClientConfig
 from verdict_client.errors import VerdictRpcError
@@ -51,17 +59,27 @@ class AsyncVerdictClient:
 
     async def verify_response(
         self,
-        text: str,
+        text: str = "",
         *,
         finish_reason: str = "",
         has_tool_calls: bool = False,
         completion_tokens: int = 0,
         request_text: str = "",
         model: str = "",
+        tool_calls: Sequence[ToolCallLike] = (),
+        tools: Sequence[ToolLike] = (),
+        message: ProviderJson | None = None,
+        tools_json: ProviderJson | None = None,
         timeout: float | None = None,  # noqa: ASYNC109 - the gRPC deadline, as in the sync client
         metadata: Metadata | None = None,
     ) -> Verification:
-        """Structurally verify one completion (VerifyResponse)."""
+        """Structurally verify one completion (VerifyResponse), and each of its tool calls against `tools`.
+
+        A tool-calling turn is sent typed (`text`, `finish_reason`, `tool_calls`) or as the provider's own JSON:
+        `message` (the response or its assistant message: an OpenAI, Anthropic or Google SDK object, a dict, or JSON
+        text) and `tools_json` (the `tools` array as sent to that provider). `Verification.tool_checks` has one
+        entry per call.
+        """
         request = _calls.verify_request(
             text,
             finish_reason=finish_reason,
@@ -69,6 +87,10 @@ class AsyncVerdictClient:
             completion_tokens=completion_tokens,
             request_text=request_text,
             model=model,
+            tool_calls=tool_calls,
+            tools=tools,
+            message=message,
+            tools_json=tools_json,
         )
         seconds = _calls.deadline(self.config, timeout)
         return Verification.from_proto(await self._call(self._stub.VerifyResponse, request, seconds, metadata))

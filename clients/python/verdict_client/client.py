@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
 import grpc
 
 from verdict_client import _calls
-from verdict_client._calls import EvaluateItem, EvaluatorConfigLike, Metadata, VerifyItem
+from verdict_client._calls import (
+    EvaluateItem,
+    EvaluatorConfigLike,
+    Metadata,
+    ProviderJson,
+    ToolCallLike,
+    ToolLike,
+    VerifyItem,
+)
 from verdict_client._proto.verdict.v1 import verdict_pb2, verdict_pb2_grpc
 from verdict_client.config import ClientConfig
 from verdict_client.errors import VerdictRpcError
@@ -56,17 +64,27 @@ class VerdictClient:
 
     def verify_response(
         self,
-        text: str,
+        text: str = "",
         *,
         finish_reason: str = "",
         has_tool_calls: bool = False,
         completion_tokens: int = 0,
         request_text: str = "",
         model: str = "",
+        tool_calls: Sequence[ToolCallLike] = (),
+        tools: Sequence[ToolLike] = (),
+        message: ProviderJson | None = None,
+        tools_json: ProviderJson | None = None,
         timeout: float | None = None,
         metadata: Metadata | None = None,
     ) -> Verification:
-        """Structurally verify one completion (VerifyResponse)."""
+        """Structurally verify one completion (VerifyResponse), and each of its tool calls against `tools`.
+
+        A tool-calling turn is sent typed (`text`, `finish_reason`, `tool_calls`) or as the provider's own JSON:
+        `message` (the response or its assistant message: an OpenAI, Anthropic or Google SDK object, a dict, or JSON
+        text) and `tools_json` (the `tools` array as sent to that provider). `Verification.tool_checks` has one
+        entry per call.
+        """
         request = _calls.verify_request(
             text,
             finish_reason=finish_reason,
@@ -74,6 +92,10 @@ class VerdictClient:
             completion_tokens=completion_tokens,
             request_text=request_text,
             model=model,
+            tool_calls=tool_calls,
+            tools=tools,
+            message=message,
+            tools_json=tools_json,
         )
         response = self._call(self._stub.VerifyResponse, request, _calls.deadline(self.config, timeout), metadata)
         return Verification.from_proto(response)

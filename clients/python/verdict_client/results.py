@@ -15,7 +15,15 @@ from google.protobuf import json_format
 from verdict_client._proto.verdict.v1 import verdict_pb2
 from verdict_client.errors import VerdictRpcError
 
-__all__ = ["BlockCheck", "Evaluation", "EvaluatorCatalogue", "SecondOpinion", "Verification", "VerifyVerdict"]
+__all__ = [
+    "BlockCheck",
+    "Evaluation",
+    "EvaluatorCatalogue",
+    "SecondOpinion",
+    "ToolCallCheck",
+    "Verification",
+    "VerifyVerdict",
+]
 
 
 class VerifyVerdict(StrEnum):
@@ -59,6 +67,24 @@ class BlockCheck:
 
 
 @dataclass(frozen=True)
+class ToolCallCheck:
+    """The outcome of checking one tool call (or a call left in the text as markup, reason `call_in_text`).
+
+    `reason` is a stable token (`missing_argument`, `unknown_tool`, `truncated`, ...; empty when OK), `pointer` a JSON
+    Pointer into the arguments at the offending value, `schema_digest` the SHA-256 of the schema checked against.
+    """
+
+    call_index: int
+    id: str
+    name: str
+    verdict: VerifyVerdict
+    detail: str
+    pointer: str
+    reason: str
+    schema_digest: str
+
+
+@dataclass(frozen=True)
 class SecondOpinion:
     """A local judge's reading of a long answer nothing structural could check."""
 
@@ -77,6 +103,7 @@ class Verification:
     checks: tuple[BlockCheck, ...]
     second_opinion: SecondOpinion | None
     raw: verdict_pb2.VerifyResponseResponse = field(repr=False, compare=False)
+    tool_checks: tuple[ToolCallCheck, ...] = ()
 
     @classmethod
     def from_proto(cls, response: verdict_pb2.VerifyResponseResponse) -> Verification:
@@ -94,6 +121,19 @@ class Verification:
             ),
             second_opinion=opinion,
             raw=response,
+            tool_checks=tuple(
+                ToolCallCheck(
+                    c.call_index,
+                    c.id,
+                    c.name,
+                    verdict_from_proto(c.verdict),
+                    c.detail,
+                    c.pointer,
+                    c.reason,
+                    c.schema_digest,
+                )
+                for c in response.tool_checks
+            ),
         )
 
 
