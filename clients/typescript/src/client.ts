@@ -60,7 +60,52 @@ export interface Evaluation {
   raw: EvaluateResponse__Output;
 }
 
-export type VerifyInput = VerifyResponseRequest & { text: string };
+/** One tool call: `arguments` as the provider returned them (JSON text), or an object, which is sent as JSON. */
+export interface ToolCallInput {
+  id?: string;
+  name: string;
+  arguments: string | JsonObject;
+}
+
+/** One declared tool: `parameters` is its JSON Schema, as an object or JSON text; `strict` for OpenAI strict mode. */
+export interface ToolInput {
+  name: string;
+  description?: string;
+  parameters?: string | JsonObject;
+  strict?: boolean;
+}
+
+/**
+ * One completion to verify. A tool-calling turn goes typed (`text`, `finishReason`, `toolCalls`, `tools`) or as the
+ * provider's own JSON: `messageJson` (the response or its assistant message, as the SDK returned it: an object or
+ * JSON text) and `toolsJson` (the `tools` array as sent to the provider). The two forms may not be mixed.
+ */
+export type VerifyInput = Omit<VerifyResponseRequest, "toolCalls" | "tools" | "messageJson" | "toolsJson"> & {
+  toolCalls?: ToolCallInput[];
+  tools?: ToolInput[];
+  messageJson?: string | object;
+  toolsJson?: string | object[];
+};
+
+function jsonText(value: string | object | undefined): string | undefined {
+  return value === undefined || typeof value === "string" ? value : JSON.stringify(value);
+}
+
+function verifyRequest(input: VerifyInput): VerifyResponseRequest {
+  const { toolCalls, tools, messageJson, toolsJson, ...rest } = input;
+  return {
+    ...rest,
+    toolCalls: toolCalls?.map((call) => ({ id: call.id ?? "", name: call.name, arguments: jsonText(call.arguments) })),
+    tools: tools?.map((tool) => ({
+      name: tool.name,
+      description: tool.description ?? "",
+      parameters: jsonText(tool.parameters) ?? "",
+      strict: tool.strict ?? false,
+    })),
+    messageJson: jsonText(messageJson),
+    toolsJson: jsonText(toolsJson),
+  };
+}
 
 /**
  * One entry of a batch answer: the item's result, or the VerdictRpcError that item failed with (returned, not
@@ -86,12 +131,29 @@ export interface BlockCheck {
   errorLine: number;
 }
 
+/**
+ * The outcome of checking one tool call (or a call left in the text, reason `call_in_text`): `reason` is a stable
+ * token (`missing_argument`, `unknown_tool`, `truncated`, ...; empty when ok), `pointer` a JSON Pointer into the
+ * arguments, `schemaDigest` the SHA-256 of the schema the call was checked against.
+ */
+export interface ToolCallCheck {
+  callIndex: number;
+  id: string;
+  name: string;
+  verdict: VerifyVerdict;
+  detail: string;
+  pointer: string;
+  reason: string;
+  schemaDigest: string;
+}
+
 /** The verdict on one completion. `failed` means: do not accept this completion. The proto answer is at `raw`. */
 export interface Verification {
   verdict: VerifyVerdict;
   failed: boolean;
   detail: string;
   checks: BlockCheck[];
+  toolChecks: ToolCallCheck[];
   secondOpinion: { verdict: VerifyVerdict; reason: string; host: string } | null;
   raw: VerifyResponseResponse__Output;
 }
@@ -117,6 +179,16 @@ function verificationFrom(raw: VerifyResponseResponse__Output): Verification {
       detail: check.detail,
       line: check.line,
       errorLine: check.errorLine,
+    })),
+    toolChecks: raw.toolChecks.map((check) => ({
+      callIndex: check.callIndex,
+      id: check.id,
+      name: check.name,
+      verdict: verdictName(check.verdict),
+      detail: check.detail,
+      pointer: check.pointer,
+      reason: check.reason,
+      schemaDigest: check.schemaDigest,
     })),
     secondOpinion: opinion ? { verdict: verdictName(opinion.verdict), reason: opinion.reason, host: opinion.host } : null,
     raw,
@@ -149,9 +221,9 @@ export class VerdictClient {
 
   /** Structurally verify one completion (VerifyResponse). Verdicts come back lower-case: `"malformed"`. */
   async verifyResponse(request: VerifyInput, options: CallOptions = {}): Promise<Verification> {
-    const raw = await this.unary<VerifyInput, VerifyResponseResponse__Output>(
+    const raw = await this.unary<VerifyResponseRequest, VerifyResponseResponse__Output>(
       (req, meta, opts, done) => this.stub.verifyResponse(req, meta, opts, done),
-      request,
+      verifyRequest(request),
       options,
       false,
     );
@@ -176,9 +248,9 @@ export class VerdictClient {
    * default deadline grows with the batch (the per-call default × items / 10, at most the judge deadline).
    */
   async batchVerifyResponses(items: VerifyInput[], options: CallOptions = {}): Promise<BatchResult<Verification>[]> {
-    const raw = await this.unary<{ items: VerifyInput[] }, BatchVerifyResponsesResponse__Output>(
+    const raw = await this.unary<{ items: VerifyResponseRequest[] }, BatchVerifyResponsesResponse__Output>(
       (req, meta, opts, done) => this.stub.batchVerifyResponses(req, meta, opts, done),
-      { items },
+      { items: items.map(verifyRequest) },
       { ...options, timeoutMs: options.timeoutMs ?? this.batchTimeoutMs(items.length, false) },
       false,
     );
