@@ -76,8 +76,35 @@ def _files(sources: Sequence[str]) -> Iterator[Path]:
             yield path
 
 
-def verify_items(sources: Sequence[str], *, jsonl: bool, defaults: dict[str, Any]) -> Iterator[Item]:
-    """The completions in `sources`; `defaults` (finish_reason, ...) apply to plain files."""
+def verify_items(
+    sources: Sequence[str], *, jsonl: bool, defaults: dict[str, Any], tools_json: str = ""
+) -> Iterator[Item]:
+    """The completions in `sources`; `defaults` (finish_reason, ...) apply to plain files, `tools_json` to every
+    item that declares no tools of its own."""
+    for item in _verify_items(sources, jsonl=jsonl, defaults=defaults):
+        if tools_json and item.request is not None and not (item.request.tools or item.request.tools_json):
+            item.request.tools_json = tools_json
+        yield item
+
+
+def provider_items(sources: Sequence[str], *, jsonl: bool, tools_json: str) -> Iterator[Item]:
+    """Provider responses or messages (one per file, or one per line of a JSONL file), each sent as message_json
+    with the same `tools_json`: an agent loop's log of raw provider answers, checked as it was recorded."""
+    for source in sources:
+        if jsonl or source.endswith(".jsonl"):
+            for label, line in _lines(source):
+                yield Item(label, verdict_pb2.VerifyResponseRequest(message_json=line, tools_json=tools_json))
+            continue
+        for path in _files([source]):
+            try:
+                text = _read_text(path)
+            except OSError as error:
+                yield Item(str(path), problem=f"cannot read {path}: {error.strerror}")
+                continue
+            yield Item(str(path), verdict_pb2.VerifyResponseRequest(message_json=text, tools_json=tools_json))
+
+
+def _verify_items(sources: Sequence[str], *, jsonl: bool, defaults: dict[str, Any]) -> Iterator[Item]:
     for source in sources:
         if jsonl or source.endswith(".jsonl"):
             for label, line in _lines(source):
@@ -111,6 +138,9 @@ def _json_item(label: str, line: str, build: Callable[[dict[str, Any]], Any]) ->
 
 
 def _verify_request(document: dict[str, Any]) -> verdict_pb2.VerifyResponseRequest:
+    for key in ("message_json", "messageJson", "tools_json", "toolsJson"):
+        if isinstance(document.get(key), (dict, list)):  # the provider's JSON inline, not as a string
+            document[key] = json.dumps(document[key])
     request = verdict_pb2.VerifyResponseRequest()
     json_format.ParseDict(document, request)
     return request

@@ -90,6 +90,15 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--tool-calls", action="store_true", help="the turn called tools (exempt from checks)")
     verify.add_argument("--completion-tokens", type=int, default=0)
     verify.add_argument("--request-file", help="the user's request, for the optional second opinion")
+    verify.add_argument(
+        "--provider",
+        action="store_true",
+        help="each FILE (or JSONL line) is a provider's response or assistant message as JSON (OpenAI Chat or "
+        "Responses, Anthropic, Gemini), sent as message_json: its text and tool calls are checked",
+    )
+    verify.add_argument(
+        "--tools", metavar="FILE", help="the `tools` array as sent to the provider (JSON), sent as tools_json"
+    )
     _input_arguments(verify)
 
     config = subparsers.add_parser(
@@ -146,7 +155,11 @@ async def _job(args: argparse.Namespace) -> int:
             "has_tool_calls": args.tool_calls,
             "completion_tokens": args.completion_tokens,
         }
-        items: Any = jobs.verify_items(args.files, jsonl=args.jsonl, defaults=defaults)
+        tools_json = _read(args.tools) if args.tools else ""
+        if args.provider:
+            items: Any = jobs.provider_items(args.files, jsonl=args.jsonl, tools_json=tools_json)
+        else:
+            items = jobs.verify_items(args.files, jsonl=args.jsonl, defaults=defaults, tools_json=tools_json)
     else:
         items = jobs.evaluate_items(args.jsonl)
     if args.target:
@@ -173,12 +186,16 @@ async def _verify(args: argparse.Namespace) -> dict[str, Any]:
     from verdict.v1 import verdict_pb2
 
     request = verdict_pb2.VerifyResponseRequest(
-        text=_read(args.files[0]),
-        finish_reason=args.finish_reason,
-        has_tool_calls=args.tool_calls,
-        completion_tokens=args.completion_tokens,
         request_text=Path(args.request_file).read_text(errors="replace") if args.request_file else "",
+        tools_json=_read(args.tools) if args.tools else "",
     )
+    if args.provider:
+        request.message_json = _read(args.files[0])
+    else:
+        request.text = _read(args.files[0])
+        request.finish_reason = args.finish_reason
+        request.has_tool_calls = args.tool_calls
+        request.completion_tokens = args.completion_tokens
     if args.target:
         response = await call(args, "VerifyResponse", request)
     else:
