@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextvars
 import hashlib
 import json
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
@@ -131,26 +132,42 @@ _V = TypeVar("_V")
 
 
 class BoundedCache(Generic[_K, _V]):
-    """A least-recently-used mapping of at most `capacity` entries that counts its hits and misses."""
+    """A least-recently-used mapping of at most `capacity` entries that counts its hits and misses. Safe to use from
+    several threads (tool lists are compiled off the event loop); `make` runs outside the lock."""
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
         self.hits = 0
         self.misses = 0
         self._entries: OrderedDict[_K, _V] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def peek(self, key: _K) -> _V | None:
+        """The entry for `key` (counted as a hit, and kept longest), or None (counted as a miss)."""
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                self.misses += 1
+                return None
+            self._entries.move_to_end(key)
+            self.hits += 1
+            return entry
+
+    def put(self, key: _K, entry: _V) -> None:
+        """Keep `entry` for `key`, dropping the least recently used entry past `capacity`."""
+        with self._lock:
+            self._entries[key] = entry
+            self._entries.move_to_end(key)
+            if len(self._entries) > self.capacity:
+                self._entries.popitem(last=False)
 
     def get(self, key: _K, make: Callable[[], _V]) -> tuple[_V, bool]:
         """The entry for `key` and whether it was cached, made (and kept) with `make` when it was not."""
-        entry = self._entries.get(key)
+        entry = self.peek(key)
         if entry is not None:
-            self._entries.move_to_end(key)
-            self.hits += 1
             return entry, True
-        self.misses += 1
         entry = make()
-        self._entries[key] = entry
-        if len(self._entries) > self.capacity:
-            self._entries.popitem(last=False)
+        self.put(key, entry)
         return entry, False
 
     def __len__(self) -> int:
@@ -244,9 +261,10 @@ def compile_tool(definition: ToolDefinition) -> CompiledTool:
         if compiled is None:
             raise SchemaRefused(f"the pattern {pattern[:_SHOW]!r} is not a valid regular expression")
         compiled_patterns[pattern] = compiled
-    cls = _dialect(schema)
+    cls, checked = _dialect(schema)
     try:
-        cls.check_schema(schema)
+        if not checked:
+            cls.check_schema(schema)
     except SchemaError as error:
         raise SchemaRefused(f"not a valid JSON Schema ({_dialect_name(cls)}): {_short(error.message)}") from None
     except RecursionError:
@@ -368,22 +386,23 @@ def _strict(node: Any) -> Any:
     return result
 
 
-def _dialect(schema: Any) -> Any:
+def _dialect(schema: Any) -> tuple[Any, bool]:
+    """The validator class for the schema's dialect, and whether the schema was already checked against it."""
     declared = schema.get("$schema") if isinstance(schema, dict) else None
     if isinstance(declared, str):
         for marker, cls in _DIALECTS:
             if marker in declared:
-                return cls
-        return Draft202012Validator
+                return cls, False
+        return Draft202012Validator, False
     try:
         Draft202012Validator.check_schema(schema)
     except SchemaError:
         try:
             Draft7Validator.check_schema(schema)
         except SchemaError:
-            return Draft202012Validator
-        return Draft7Validator
-    return Draft202012Validator
+            return Draft202012Validator, False
+        return Draft7Validator, True
+    return Draft202012Validator, True
 
 
 def _dialect_name(cls: Any) -> str:

@@ -191,7 +191,7 @@ class Verifier:
     async def _verify_tools(self, request: VerifyInput, inline_budget: InlineBudget | None) -> Verification:
         """A turn with tool calls, or with tools declared: each call checked, the markup left in the text found, the
         text checked as prose (a calling turn's empty text is no answer to check, not an empty answer)."""
-        toolset = self._toolset(request)
+        toolset = await self._toolset(request)
         finish = finish_reason_key(request.finish_reason)
         cut = finish in TRUNCATION_REASONS
         limit = self._config.regex_timeout_seconds
@@ -225,8 +225,9 @@ class Verifier:
             prose = envelope_verdict(request) or await self._verify_text(request, inline_budget)
         return joined(prose, checks)
 
-    def _toolset(self, request: VerifyInput) -> Toolset:
-        """The turn's declared tools, compiled: from the cache by the digest of the tools as sent. Raises
+    async def _toolset(self, request: VerifyInput) -> Toolset:
+        """The turn's declared tools, compiled: from the cache by the digest of the tools as sent, or read and
+        compiled in a thread (tens of milliseconds for a typical list, once; the event loop keeps serving). Raises
         InvalidArgument naming the field of a tool the server cannot use (a refusal is cached too)."""
         if not request.declares_tools:
             return NO_TOOLS
@@ -240,8 +241,11 @@ class Verifier:
                     digest.update(len(encoded).to_bytes(8, "big") + encoded)
                 digest.update(b"\x01" if tool.strict else b"\x00")
             key = b"t" + digest.digest()
-        entry, hit = self._toolsets.get(key, lambda: self._compiled(request))
-        self._count(("schema_cache", "hit" if hit else "miss"))
+        entry = self._toolsets.peek(key)
+        self._count(("schema_cache", "miss" if entry is None else "hit"))
+        if entry is None:
+            entry = await asyncio.to_thread(self._compiled, request)
+            self._toolsets.put(key, entry)
         if isinstance(entry, InvalidArgument):
             raise entry
         return entry
