@@ -149,7 +149,8 @@ def _broken(text: str, error: json.JSONDecodeError) -> Parsed:
             error=ArgumentsError("python_literal", f"Python's {constant.group(1)} {where}; JSON spells it {spelling}")
         )
     if error.msg.startswith("Illegal trailing comma") or (rest[:1] in "}]" and before.endswith(",")):
-        return Parsed(error=ArgumentsError("trailing_comma", f"a trailing comma before {rest[:1]!r} {where}"))
+        closer = rest.lstrip(", \t\r\n")[:1]
+        return Parsed(error=ArgumentsError("trailing_comma", f"a trailing comma before {closer!r} {where}"))
     if rest.startswith("\\"):
         return Parsed(
             error=ArgumentsError(
