@@ -7,6 +7,10 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import re
+import shutil
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -16,7 +20,7 @@ from grpc_status import rpc_status
 
 from tests.support import Running, make_config, serving
 from tests.verify.tool_corpus import provider_tools
-from tests.verify.tool_corpus.shapes import MESSAGE_FORMS, TOOLS_FORMS, typed, typed_tools
+from tests.verify.tool_corpus.shapes import MESSAGE_FORMS, TOOLS_FORMS, anthropic, typed, typed_tools
 from verdict.v1 import verdict_pb2
 from verdict.verify.model import ToolCall
 
@@ -339,3 +343,38 @@ async def test_metrics_count_calls_per_reason_and_tool() -> None:
         )
         assert sample("verdict_tool_schema_cache_total", {"outcome": "miss"}) == 1
         assert sample("verdict_tool_schema_cache_total", {"outcome": "hit"}) == 1
+
+
+async def test_the_batch_rpc_carries_tool_calls_and_each_items_own_error(running: Running) -> None:
+    good = V.VerifyResponseRequest(**typed("", [WEATHER], "tool_calls"), tools=typed_tools(TOOLS))
+    mixed = V.VerifyResponseRequest(message_json="{}", text="x")
+    provider = V.VerifyResponseRequest(
+        message_json=anthropic("", [ToolCall("t", "get_time", "{}")], "tool_calls"),
+        tools_json=TOOLS_FORMS["anthropic"](TOOLS),
+    )
+    answer = await running.stub.BatchVerifyResponses(V.BatchVerifyResponsesRequest(items=[good, mixed, provider]))
+    first, second, third = answer.results
+    assert first.response.verdict == V.VERIFY_VERDICT_OK
+    assert second.error.code == grpc.StatusCode.INVALID_ARGUMENT.value[0]
+    assert [c.reason for c in third.response.tool_checks] == ["missing_argument"]
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
+async def test_the_readme_curl_example_over_the_http_port() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    example = re.search(r"### A tool-calling turn.*?VerifyResponse -d '(\{.*?\})'\n", readme, re.DOTALL)
+    assert example is not None
+    async with serving(make_config(http_address="127.0.0.1:0")) as running:
+        assert running.app.http is not None
+        url = f"http://127.0.0.1:{running.app.http.port}/verdict.v1.VerdictService/VerifyResponse"
+        done = await asyncio.to_thread(
+            subprocess.run,
+            ["curl", "-sS", "-H", "Content-Type: application/json", url, "-d", example.group(1)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+    body = json.loads(done.stdout)
+    assert body["verdict"] == "VERIFY_VERDICT_MALFORMED"
+    assert [(c["name"], c["reason"]) for c in body["toolChecks"]] == [("get_weather", "python_literal")]
