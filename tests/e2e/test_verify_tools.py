@@ -378,3 +378,18 @@ async def test_the_readme_curl_example_over_the_http_port() -> None:
     body = json.loads(done.stdout)
     assert body["verdict"] == "VERIFY_VERDICT_MALFORMED"
     assert [(c["name"], c["reason"]) for c in body["toolChecks"]] == [("get_weather", "python_literal")]
+
+
+async def test_real_answers_keep_their_verdict_when_tools_are_declared(running: Running) -> None:
+    """The repository's own Markdown (prose showing JSON, calls and markup in code) as answers: declaring the 20
+    provider tools changes no verdict and charges no call."""
+    root = Path(__file__).resolve().parents[2]
+    tools_json = TOOLS_FORMS["openai_chat"](TOOLS)
+    for path in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
+        text = path.read_text()
+        plain = await _verify(running, V.VerifyResponseRequest(text=text, finish_reason="stop"))
+        declared = await _verify(
+            running, V.VerifyResponseRequest(text=text, finish_reason="stop", tools_json=tools_json)
+        )
+        assert (path.name, declared.verdict, declared.detail) == (path.name, plain.verdict, plain.detail)
+        assert list(declared.tool_checks) == []
