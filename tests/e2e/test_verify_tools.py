@@ -393,3 +393,23 @@ async def test_real_answers_keep_their_verdict_when_tools_are_declared(running: 
         )
         assert (path.name, declared.verdict, declared.detail) == (path.name, plain.verdict, plain.detail)
         assert list(declared.tool_checks) == []
+
+
+@pytest.mark.parametrize(
+    ("fields", "field"),
+    [
+        ({"tools": [V.ToolDefinition(name=f"t{i}") for i in range(1025)], "text": "x"}, "tools"),
+        ({"tool_calls": [V.ToolCall(name="f", arguments="{}")] * 1025}, "tool_calls"),
+    ],
+)
+async def test_too_many_tools_or_calls_are_refused(running: Running, fields: dict[str, Any], field: str) -> None:
+    with pytest.raises(grpc.aio.AioRpcError) as raised:
+        await _verify(running, V.VerifyResponseRequest(**fields))
+    assert _bad_request(raised.value) == (grpc.StatusCode.INVALID_ARGUMENT, [field])
+
+
+async def test_many_parallel_calls_are_each_checked(running: Running) -> None:
+    calls = [V.ToolCall(id=f"c{i}", name="get_stock_price", arguments='{"ticker": "AAPL"}') for i in range(40)]
+    response = await _verify(running, V.VerifyResponseRequest(tool_calls=calls, tools=typed_tools(TOOLS)))
+    assert response.verdict == V.VERIFY_VERDICT_OK
+    assert [c.call_index for c in response.tool_checks] == list(range(40))

@@ -103,6 +103,15 @@ BASH_OUTPUT_CAP = 64 * 1024
 TOOL_SCHEMA_CACHE = 1024
 """Compiled tool schemas kept, by digest: agent loops with a few tool lists each compile each schema once."""
 
+MAX_TOOLS = 1024
+"""Most tools one turn may declare (providers accept 128 to 512); past it the request is INVALID_ARGUMENT."""
+
+MAX_TOOL_CALLS = 1024
+"""Most calls one turn may carry (models make a handful in parallel); past it the request is INVALID_ARGUMENT."""
+
+INLINE_TOOL_CALLS = 16
+"""Turns with up to this many calls are checked on the event loop (tens of microseconds each); more in a thread."""
+
 TOOLSET_CACHE = 256
 """Whole tool lists kept (a `tools_json` array read and compiled, or a typed list), by the digest of the list."""
 
@@ -191,12 +200,17 @@ class Verifier:
     async def _verify_tools(self, request: VerifyInput, inline_budget: InlineBudget | None) -> Verification:
         """A turn with tool calls, or with tools declared: each call checked, the markup left in the text found, the
         text checked as prose (a calling turn's empty text is no answer to check, not an empty answer)."""
+        if len(request.tool_calls) > MAX_TOOL_CALLS:
+            raise InvalidArgument(
+                f"{len(request.tool_calls)} tool calls; at most {MAX_TOOL_CALLS} are checked per turn",
+                field="tool_calls",
+            )
         toolset = await self._toolset(request)
         finish = finish_reason_key(request.finish_reason)
         cut = finish in TRUNCATION_REASONS
         limit = self._config.regex_timeout_seconds
         checks: list[ToolCheck] = []
-        if toolset.needs_thread(request.tool_calls):
+        if len(request.tool_calls) > INLINE_TOOL_CALLS or toolset.needs_thread(request.tool_calls):
             checks = await asyncio.to_thread(_check_calls, request, toolset, cut, limit)
         else:
             checks = _check_calls(request, toolset, cut, limit)
@@ -255,6 +269,9 @@ class Verifier:
             definitions = read_tools(request.tools_json) if request.tools_json else request.tools
         except InvalidArgument as error:
             return error
+        if len(definitions) > MAX_TOOLS:
+            field = "tools_json" if request.tools_json else "tools"
+            return InvalidArgument(f"{len(definitions)} tools; at most {MAX_TOOLS} may be declared", field=field)
         tools = {}
         for index, definition in enumerate(definitions):
             field = definition.field or f"tools[{index}].parameters"
