@@ -161,3 +161,10 @@ def test_the_cache_compiles_each_schema_once_and_keeps_refusals() -> None:
     assert (schemas.cache.hits, schemas.cache.misses) == (3, 2)
     schemas.compile(_tool({"type": "object"}))
     assert len(schemas.cache) == 2
+
+
+def test_the_digest_names_the_check_made() -> None:
+    gemini = {"type": "OBJECT", "properties": {"a": {"type": "STRING"}}}
+    lower = {"type": "object", "properties": {"a": {"type": "string"}}}
+    assert compile_tool(_tool(gemini)).digest == compile_tool(_tool(lower)).digest
+    assert compile_tool(_tool(lower, strict=True)).digest != compile_tool(_tool(lower)).digest

@@ -210,8 +210,9 @@ def _compile_or_refusal(definition: ToolDefinition) -> CompiledTool | SchemaRefu
 
 
 def schema_digest(schema: Any) -> str:
-    """The SHA-256 of a schema's canonical JSON (sorted keys, no spaces): the same for the same schema whichever wire
-    form carried it, so a decision record names the schema a call was checked against."""
+    """The SHA-256 of a schema's canonical JSON (sorted keys, no spaces), as checked (Gemini's spellings read, strict
+    mode's rules made explicit): the same for the same check whichever wire form carried it, so a decision record
+    names the schema a call was checked against."""
     canonical = json.dumps(schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -240,12 +241,12 @@ def compile_tool(definition: ToolDefinition) -> CompiledTool:
         schema = dict(_ANY_OBJECT)
     if not isinstance(schema, (dict, bool)):
         raise SchemaRefused("the schema must be a JSON object")
-    digest = schema_digest(schema)
     found = _Survey()
     _survey(schema, 0, found)
     schema = _normalised(schema)
     if definition.strict:
         schema = _strict(schema)
+    digest = schema_digest(schema)
     if found.unevaluated and found.pattern_properties:
         raise SchemaRefused("patternProperties together with unevaluatedProperties is not supported")
     if not found.ids:
