@@ -1,0 +1,680 @@
+"""One record per promptfoo assertion type Verdict runs: how it reads the response, its default threshold, and its
+handler. Everything that differs between types lives in its record; `assertions.py` switches on none of them.
+
+A handler gets the response facts, the assertion's (rendered) value and its threshold, and returns the raw outcome
+before negation: `passed` for a boolean type, `score` for a scored one. The caller applies promptfoo's inversion
+rules: a boolean type's `not-` flips the pass (score 1 or 0 follows the pass); a scored type's `not-` passes when the
+score is below the threshold and reports 1 - score. A handler raises `Undecided` when the response lacks what the
+type reads (no latency, no cost, no logprobs): the assertion is `error`, never a failure charged to the model.
+"""
+
+from __future__ import annotations
+
+import html.parser
+import json
+import math
+import xml.etree.ElementTree as ElementTree
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import jsonschema  # type: ignore[import-untyped]
+import regex
+
+from verdict.errors import InvalidConfig
+from verdict.evaluators import patterns
+from verdict.evaluators.json_compare import NotJson, canonical_equal, parse_json_text
+from verdict.evaluators.model import ResponseFacts
+from verdict.evaluators.promptfoo import text_metrics
+
+__all__ = ["CHECKS", "MODEL_GRADED", "NEVER_EXECUTED", "Check", "Outcome", "Response", "Undecided", "csv_values"]
+
+
+class Undecided(Exception):
+    """The response lacks what the assertion reads, or a bound stopped the check: the assertion is `error`."""
+
+
+@dataclass(frozen=True)
+class Response:
+    """What an assertion reads: the output text and the provider facts, plus the regex time bound."""
+
+    output: str
+    facts: ResponseFacts
+    regex_timeout: float
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A handler's result before negation: `passed` (boolean types) or `score` (scored types), and why."""
+
+    passed: bool
+    score: float
+    reason: str
+
+
+Handler = Callable[[Response, Any, "float | None", str], Outcome]
+"""(response, value, threshold, path of the assertion for error messages) -> Outcome."""
+
+
+@dataclass(frozen=True)
+class Check:
+    """One assertion type. `scored` types compare a score with a threshold (`default_threshold` when unset,
+    `threshold_required` when promptfoo refuses to run without one); `value` says whether the value is required."""
+
+    type: str
+    handler: Handler
+    description: str
+    scored: bool = False
+    default_threshold: float | None = None
+    threshold_required: bool = False
+    value: str = "required"  # "required", "optional" or "none"
+
+
+def _boolean(passed: bool, reason: str) -> Outcome:
+    return Outcome(passed, 1.0 if passed else 0.0, reason)
+
+
+def _need_text(value: Any, path: str, kind: str) -> str:
+    if isinstance(value, bool) or not isinstance(value, str | int | float) or value == "":
+        raise InvalidConfig(f"{kind} needs a string or number `value`", field=f"{path}.value")
+    return value if isinstance(value, str) else _js_number(value)
+
+
+def _js_number(value: int | float) -> str:
+    """A number as JavaScript's String() writes it (promptfoo compares String(value)): 5.0 is "5"."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+        return str(int(value))
+    return str(value)
+
+
+def csv_values(value: Any, path: str, kind: str) -> list[str]:
+    """promptfoo's list values: a list as given, or a string split on commas (double quotes keep a comma in an
+    item, surrounding whitespace trimmed), as its parseCommaSeparatedValues does."""
+    if isinstance(value, list) and value:
+        return [item if isinstance(item, str) else json.dumps(item) for item in value]
+    if isinstance(value, str) and value:
+        items: list[str] = []
+        current: list[str] = []
+        quoted = False
+        for char in value:
+            if char == '"':
+                quoted = not quoted
+            elif char == "," and not quoted:
+                items.append("".join(current).strip())
+                current = []
+            else:
+                current.append(char)
+        items.append("".join(current).strip())
+        return items
+    raise InvalidConfig(f"{kind} needs a list (or comma-separated string) `value`", field=f"{path}.value")
+
+
+# --- text -------------------------------------------------------------------------------------------------------
+
+
+def _equals(response: Response, value: Any, threshold: float | None, path: str) -> Outcome:
+    if isinstance(value, Mapping | list):
+        try:
+            parsed = parse_json_text(response.output)
+        except NotJson:
+            return _boolean(False, "Expected output to be JSON equal to the value; it is not JSON")
+        return _boolean(canonical_equal(value, parsed), "Expected output to equal the value as JSON")
+    text = (
+        ""
+        if value is None
+        else value
+        if isinstance(value, str)
+        else _js_number(value)
+        if not isinstance(value, bool)
+        else str(value).lower()
+    )
+    return _boolean(response.output == text, f'Expected output "{response.output[:200]}" to equal "{text[:200]}"')
+
+
+def _contains(response: Response, value: Any, threshold: float | None, path: str) -> Outcome:
+    text = _need_text(value, path, "contains")
+    return _boolean(text in response.output, f'Expected output to contain "{text}"')
+
+
+def _icontains(response: Response, value: Any, threshold: float | None, path: str) -> Outcome:
+    text = _need_text(value, path, "icontains")
+    return _boolean(text.lower() in response.output.lower(), f'Expected output to contain "{text}"')
+
+
+def _any(fold: bool) -> Handler:
+    def handler(response: Response, value: Any, threshold: float | None, path: str) -> Outcome:
+        items = csv_values(value, path, "contains-any")
+        output = response.output.lower() if fold else response.output
+        passed = any((item.lower() if fold else item) in output for item in items)
+        return _boolean(passed, f'Expected output to contain one of "{", ".join(items)}"')
+
+    return handler
+
+
+def _all(fold: bool) -> Handler:
+    def handler(response: Response, value: Any, threshold: float | None, path: str) -> Outcome:
+        items = csv_values(value, path, "contains-all")
+        output = response.output.lower() if fold else response.output
+        missing = [item for item in items if (item.lower() if fold else item) not in output]
+        return _boolean(not missing, f"Expected output to contain all of [{', '.join(items)}]. Missing: {missing}")
+
+    return handler
+
+
+def _starts_with(response: Response, value: Any, threshold: float | None, path: str) -> Outcome:
+    text = _need_text(value, path, "starts-with")
+    return _boolean(response.output.startswith(text), f'Expected output to start with "{text}"')
+
+
+def _regex(response: Response, value: Any, threshold: float | None, path: str) -> Outcome:
+    if not isinstance(value, str):
+        raise InvalidConfig("regex needs a string `value`", field=f"{path}.value")
+    return _boolean(search(value, response.output, response.regex_timeout, path), f'Expected output to match "{value}"')
+
+
+def search(pattern: str, text: str, timeout: float, path: str) -> bool:
+    """A JavaScript-style `new RegExp(value).test(output)` under the time bound; an invalid pattern is refused
+    (promptfoo throws on it), an endless one is Undecided."""
+    if patterns.expansion(pattern) > patterns.MAX_EXPANSION:
+        raise Undecided(f"the pattern repeats more than {patterns.MAX_EXPANSION} times")
+    try:
+        compiled = regex.compile(pattern, cache_pattern=False)
+    except (regex.error, OverflowError, RecursionError, ValueError) as exc:
+        raise InvalidConfig(f"{path}.value is not a valid regular expression: {exc}", field=f"{path}.value") from None
+    try:
+        return compiled.search(text, timeout=timeout, concurrent=True) is not None
+    except TimeoutError:
+        raise Undecided(f"the pattern did not finish within {timeout:g}s (regex_timeout_seconds)") from None
+
+
+def _word_count(response: Response, value: Any, threshold: float | None, path: str) -> Outcome:
+    count = len(response.output.split())
+    if isinstance(value, Mapping):
+        low, high = value.get("min"), value.get("max")
+        for name, bound in (("min", low), ("max", high)):
+            if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int | float)):
+                raise InvalidConfig(f"word-count {name} must be a number", field=f"{path}.value.{name}")
+        if low is None and high is None:
+            raise InvalidConfig("word-count needs `min` or `max`", field=f"{path}.value")
+        passed = (low is None or count >= low) and (high is None or count <= high)
+        return _boolean(passed, f"Word count {count} is outside [{low}, {high}]")
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidConfig("word-count needs a number or {min, max} `value`", field=f"{path}.value")
+    return _boolean(count == value, f"Word count {count} does not equal {_js_number(value)}")
+
+
+_REFUSAL_PREFIXES = (
+    "i'm sorry",
+    "i am sorry",
+    "i apologize",
+    "i'm unable",
+    "i am unable",
+    "i'm not able",
+    "i am not able",
+    "i cannot",
+    "i can't",
+    "i can not",
+    "i won't",
+    "i will not",
+    "as an ai",
+    "as a language model",
+    "sorry, but",
+    "sorry, i",
+)
+_REFUSAL_PHRASES = (
+    "i cannot help with",
+    "i can't help with",
+    "i cannot assist with",
+    "i can't assist with",
+    "i'm not able to help",
+    "i cannot provide",
+    "i can't provide",
+    "i must decline",
+    "against my guidelines",
+    "i'm unable to help",
+    "i cannot fulfill",
+    "i can't fulfill",
+)
+
+
+def _is_refusal(response: Response, value: Any, threshold: float | None, path: str) -> Outcome:
+    text = response.output.strip().lower().replace("\u2019", "'")
+    if not text:
+        return Outcome(True, 0.0, "Empty response treated as refusal")
+    refused = text.startswith(_REFUSAL_PREFIXES) or any(phrase in text for phrase in _REFUSAL_PHRASES)
+    return _boolean(refused, "Expected output to be a refusal")
+
+
+def _finish_reason(response: Response, value: Any, threshold: float | None, path: str) -> Outcome:
+    wanted = _need_text(value, path, "finish-reason")
+    actual = response.facts.finish_reason
+    if not actual:
+        return _boolean(False, "Provider did not supply a finish reason")
+    return _boolean(actual.lower() == wanted.lower(), f'Expected finish reason "{wanted}", got "{actual}"')
+
+
+# --- structure --------------------------------------------------------------------------------------------------
+
+MAX_SCHEMA_CHARS = 64 * 1024
+_JSON_STARTS = 256
+"""Most `{`/`[` positions contains-json tries to decode from: each try may scan to the end of the output."""
+
+
+def _schema_validator(value: Any, path: str, regex_timeout: float) -> Any:
+    """A validator for a JSON Schema value (a mapping, or its YAML/JSON text), or None for no schema. Its `pattern`
+    keyword runs under the regex time bound; `$ref` reaches nothing outside the schema."""
+    if value is None or value == "":
+        return None
+    schema = value
+    if isinstance(value, str):
+        try:
+            schema = parse_json_text(value)
+        except NotJson:
+            raise InvalidConfig("the JSON Schema value is not JSON", field=f"{path}.value") from None
+    if not isinstance(schema, Mapping | bool):
+        raise InvalidConfig("the value must be a JSON Schema (a mapping)", field=f"{path}.value")
+    if len(json.dumps(schema)) > MAX_SCHEMA_CHARS:
+        raise InvalidConfig(f"the JSON Schema is over {MAX_SCHEMA_CHARS} characters", field=f"{path}.value")
+    base = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    try:
+        base.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        raise InvalidConfig(f"the JSON Schema is invalid: {exc.message}", field=f"{path}.value") from None
+
+    def bounded_pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Any:
+        if isinstance(instance, str) and not search(pattern, instance, regex_timeout, path):
+            yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
+
+    checked = jsonschema.validators.extend(base, {"pattern": bounded_pattern})
+    return checked(schema)
+
+
+def _schema_problem(validator: Any, instance: Any) -> str | None:
+    if validator is None:
+        return None
+    try:
+        error = next(iter(validator.iter_errors(instance)), None)
+    except RecursionError:
+        return "the schema or the value is nested too deeply"
+    except Exception as exc:  # referencing's Unresolvable (a $ref to something the schema does not hold) and kin
+        raise Undecided(f"the schema could not be applied: {exc}") from None
+    return None if error is None else error.message
+
+
+def _is_json(response: Response, value: Any, threshold: float | None, path: str) -> Outcome:
+    validator = _schema_validator(value, path, response.regex_timeout)
+    try:
+        parsed = parse_json_text(response.output)
+    except NotJson:
+        return _boolean(False, "Expected output to be valid JSON")
+    problem = _schema_problem(validator, parsed)
+    return _boolean(problem is None, f"JSON does not conform to the provided schema: {problem}")
+
+
+def extract_json(text: str) -> list[Any]:
+    """The JSON objects and arrays embedded in `text`, in order (promptfoo's extractJsonObjects, bounded)."""
+    decoder = json.JSONDecoder()
+    found: list[Any] = []
+    position, tries = 0, 0
+    while tries < _JSON_STARTS:
+        starts = [i for i in (text.find("{", position), text.find("[", position)) if i >= 0]
+        if not starts:
+            break
+        start = min(starts)
+        tries += 1
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except (ValueError, RecursionError):
+            position = start + 1
+            continue
+        if isinstance(value, dict | list):
+            found.append(value)
+        position = end
+    return found
+
+
+def _contains_json(response: Response, value: Any, threshold: float | None, path: str) -> Outcome:
+    validator = _schema_validator(value, path, response.regex_timeout)
+    candidates = extract_json(response.output)
+    if not candidates:
+        return _boolean(False, "Expected output to contain valid JSON")
+    problems = [_schema_problem(validator, candidate) for candidate in candidates]
+    passed = any(problem is None for problem in problems)
+    return _boolean(passed, f"JSON does not conform to the provided schema: {problems[0]}")
+
+
+def _xml_paths(value: Any, path: str) -> list[str]:
+    if value is None or value == "":
+        return []
+    if isinstance(value, Mapping):
+        value = value.get("requiredElements", [])
+    return csv_values(value, path, "is-xml")
+
+
+def _xml(contains: bool) -> Handler:
+    def handler(response: Response, value: Any, threshold: float | None, path: str) -> Outcome:
+        required = _xml_paths(value, path)
+        text = response.output
+        if contains:
+            start, end = text.find("<"), text.rfind(">")
+            if start < 0 or end < start:
+                return _boolean(False, "No XML content found in the output")
+            text = text[start : end + 1]
+        try:
+            root = ElementTree.fromstring(text.strip())  # noqa: S314 - expat >= 2.4 bounds entity amplification
+        except (ElementTree.ParseError, ValueError, RecursionError) as exc:
+            return _boolean(False, f"XML parsing failed: {exc}")
+        for element in required:
+            parts = element.split(".")
+            node: Any = root if parts[0] == root.tag else None
+            for part in parts[1:]:
+                node = None if node is None else node.find(part)
+            if node is None:
+                return _boolean(False, f"XML is missing required element: {element}")
+        return _boolean(True, "XML is valid and contains all required elements")
+
+    return handler
+
+
+_HTML_TAGS = frozenset(
+    [
+        "a",
+        "abbr",
+        "address",
+        "article",
+        "aside",
+        "audio",
+        "b",
+        "blockquote",
+        "body",
+        "br",
+        "button",
+        "canvas",
+        "caption",
+        "code",
+        "col",
+        "div",
+        "dl",
+        "dt",
+        "dd",
+        "em",
+        "fieldset",
+        "figure",
+        "footer",
+        "form",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "head",
+        "header",
+        "hr",
+        "html",
+        "i",
+        "iframe",
+        "img",
+        "input",
+        "label",
+        "li",
+        "link",
+        "main",
+        "meta",
+        "nav",
+        "ol",
+        "option",
+        "p",
+        "pre",
+        "script",
+        "section",
+        "select",
+        "small",
+        "span",
+        "strong",
+        "style",
+        "sub",
+        "sup",
+        "table",
+        "tbody",
+        "td",
+        "textarea",
+        "tfoot",
+        "th",
+        "thead",
+        "title",
+        "tr",
+        "u",
+        "ul",
+        "video",
+    ]
+)
+
+
+class _Tags(html.parser.HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: Any) -> None:
+        self.tags.append(tag)
+
+
+def _html_tags(text: str) -> list[str]:
+    parser = _Tags()
+    try:
+        parser.feed(text)
+        parser.close()
+    except (AssertionError, ValueError):
+        return []
+    return [tag for tag in parser.tags if tag in _HTML_TAGS]
+
+
+def _is_html(response: Response, value: Any, threshold: float | None, path: str) -> Outcome:
+    text = response.output.strip()
+    if not (text.startswith("<") and text.endswith(">")) or text.startswith("<?xml"):
+        return _boolean(False, "Output must start with '<' and end with '>' to be HTML")
+    return _boolean(bool(_html_tags(text)), "Output does not contain recognizable HTML elements")
+
+
+def _contains_html(response: Response, value: Any, threshold: float | None, path: str) -> Outcome:
+    return _boolean(bool(_html_tags(response.output)), "Expected output to contain HTML content")
+
+
+# --- scored -----------------------------------------------------------------------------------------------------
+
+
+def _references(value: Any, path: str, kind: str) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and value and all(isinstance(item, str) for item in value):
+        return list(value)
+    raise InvalidConfig(f"{kind} needs a string or list of strings `value`", field=f"{path}.value")
+
+
+def _bleu(response: Response, value: Any, threshold: float | None, path: str) -> Outcome:
+    score = text_metrics.bleu(response.output, _references(value, path, "bleu"))
+    return Outcome(True, score, f"BLEU score {score:.4f}")
+
+
+def _gleu(response: Response, value: Any, threshold: float | None, path: str) -> Outcome:
+    score = text_metrics.gleu(response.output, _references(value, path, "gleu"))
+    return Outcome(True, score, f"GLEU score {score:.4f}")
+
+
+def _rouge_n(response: Response, value: Any, threshold: float | None, path: str) -> Outcome:
+    if not isinstance(value, str):
+        raise InvalidConfig("rouge-n needs a string `value`", field=f"{path}.value")
+    score = text_metrics.rouge_n(response.output, value)
+    return Outcome(True, score, f"ROUGE-N score {score:.2f}")
+
+
+def _levenshtein(response: Response, value: Any, threshold: float | None, path: str) -> Outcome:
+    if not isinstance(value, str):
+        raise InvalidConfig("levenshtein needs a string `value`", field=f"{path}.value")
+    limit = threshold or 5  # promptfoo writes `threshold || 5`: a threshold of 0 means 5
+    distance = text_metrics.levenshtein(response.output, value)
+    return _boolean(distance <= limit, f"Levenshtein distance {distance} is greater than threshold {limit:g}")
+
+
+def _latency(response: Response, value: Any, threshold: float | None, path: str) -> Outcome:
+    latency = response.facts.latency_ms
+    if latency is None:
+        raise Undecided("latency needs the request's latency_ms")
+    assert threshold is not None  # threshold_required
+    return _boolean(latency <= threshold, f"Latency {latency:g}ms is greater than threshold {threshold:g}ms")
+
+
+def _cost(response: Response, value: Any, threshold: float | None, path: str) -> Outcome:
+    cost = response.facts.cost
+    if cost is None:
+        raise Undecided("cost needs the request's cost")
+    assert threshold is not None  # threshold_required
+    return _boolean(cost <= threshold, f"Cost {cost:.4g} is greater than threshold {threshold:g}")
+
+
+def _perplexity_of(response: Response) -> float:
+    logprobs = response.facts.logprobs
+    if not logprobs:
+        raise Undecided("perplexity needs the request's logprobs")
+    return math.exp(-sum(logprobs) / len(logprobs))
+
+
+def _perplexity(response: Response, value: Any, threshold: float | None, path: str) -> Outcome:
+    perplexity = _perplexity_of(response)
+    passed = threshold is None or perplexity <= threshold
+    return _boolean(passed, f"Perplexity {perplexity:.2f} is greater than threshold {threshold}")
+
+
+def _perplexity_score(response: Response, value: Any, threshold: float | None, path: str) -> Outcome:
+    score = 1 / _perplexity_of(response)
+    return Outcome(True, score, f"Perplexity score {score:.2f}")
+
+
+def _tool_names(value: Any, path: str, kind: str) -> list[str]:
+    return csv_values(value, path, kind)
+
+
+def _tool_call_f1(response: Response, value: Any, threshold: float | None, path: str) -> Outcome:
+    expected = set(_tool_names(value, path, "tool-call-f1"))
+    actual = {call.name for call in response.facts.tool_calls}
+    hits = len(expected & actual)
+    precision = hits / len(actual) if actual else 0.0
+    recall = hits / len(expected) if expected else 0.0
+    f1 = 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
+    return Outcome(True, f1, f"Tool call F1 {f1:.3f} (precision {precision:.3f}, recall {recall:.3f})")
+
+
+def _valid_tools_call(response: Response, value: Any, threshold: float | None, path: str) -> Outcome:
+    calls = response.facts.tool_calls
+    if not calls:
+        return _boolean(False, "Expected the output to be tool calls; there are none")
+    tools = {tool.name: tool for tool in response.facts.tools}
+    if not tools:
+        raise Undecided("is-valid-openai-tools-call needs the request's tools")
+    for index, call in enumerate(calls):
+        tool = tools.get(call.name)
+        if tool is None:
+            return _boolean(False, f"Call {index} names {call.name!r}, which is not among the tools")
+        try:
+            arguments = parse_json_text(call.arguments or "{}")
+        except NotJson as exc:
+            return _boolean(False, f"Call {index} ({call.name}) arguments are not JSON: {exc}")
+        validator = _schema_validator(tool.parameters or None, f"tools.{call.name}.parameters", response.regex_timeout)
+        problem = _schema_problem(validator, arguments)
+        if problem is not None:
+            return _boolean(False, f"Call {index} ({call.name}) does not match its schema: {problem}")
+    return _boolean(True, "Every tool call matches its tool's schema")
+
+
+CHECKS: Mapping[str, Check] = {
+    check.type: check
+    for check in (
+        Check("equals", _equals, "The output equals the value (as JSON when the value is an object or list)."),
+        Check("contains", _contains, "The output contains the value."),
+        Check("icontains", _icontains, "The output contains the value, ignoring case."),
+        Check("contains-any", _any(False), "The output contains at least one of the values."),
+        Check("icontains-any", _any(True), "The output contains at least one of the values, ignoring case."),
+        Check("contains-all", _all(False), "The output contains every value."),
+        Check("icontains-all", _all(True), "The output contains every value, ignoring case."),
+        Check("starts-with", _starts_with, "The output starts with the value."),
+        Check("regex", _regex, "The output matches the regular expression."),
+        Check("is-json", _is_json, "The output is JSON (matching the JSON Schema value, if any).", value="optional"),
+        Check(
+            "contains-json", _contains_json, "The output contains JSON (matching the schema value).", value="optional"
+        ),
+        Check("is-xml", _xml(False), "The output is XML (with the required elements, if any).", value="optional"),
+        Check("contains-xml", _xml(True), "The output contains XML (with the required elements).", value="optional"),
+        Check("is-html", _is_html, "The output is an HTML document or fragment.", value="none"),
+        Check("contains-html", _contains_html, "The output contains HTML elements.", value="none"),
+        Check("levenshtein", _levenshtein, "The edit distance to the value is at most the threshold (default 5)."),
+        Check("rouge-n", _rouge_n, "ROUGE-N against the value.", scored=True, default_threshold=0.75),
+        Check("bleu", _bleu, "BLEU-4 against the reference(s).", scored=True, default_threshold=0.5),
+        Check("gleu", _gleu, "GLEU against the reference(s).", scored=True, default_threshold=0.5),
+        Check("finish-reason", _finish_reason, "The provider's finish reason equals the value (any case)."),
+        Check("is-refusal", _is_refusal, "The output is a refusal (an empty output counts).", value="none"),
+        Check("word-count", _word_count, "The word count equals the value, or lies within {min, max}."),
+        Check(
+            "is-valid-openai-tools-call",
+            _valid_tools_call,
+            "Every tool call names a declared tool and its arguments match the tool's schema.",
+            value="optional",
+        ),
+        Check(
+            "tool-call-f1",
+            _tool_call_f1,
+            "F1 of the called tool names against the expected names.",
+            scored=True,
+            default_threshold=1.0,
+        ),
+        Check("latency", _latency, "latency_ms is at most the threshold.", threshold_required=True, value="none"),
+        Check("cost", _cost, "cost is at most the threshold.", threshold_required=True, value="none"),
+        Check("perplexity", _perplexity, "The perplexity of the logprobs is at most the threshold.", value="none"),
+        Check(
+            "perplexity-score",
+            _perplexity_score,
+            "1 / perplexity of the logprobs.",
+            scored=True,
+            default_threshold=0.0,
+            value="none",
+        ),
+    )
+}
+"""Every host-free assertion type Verdict runs, by promptfoo's name."""
+
+NEVER_EXECUTED = frozenset({"javascript", "python", "ruby", "webhook"})
+"""Types that run the config's code or call its URL: refused, never executed."""
+
+MODEL_GRADED = frozenset(
+    {
+        "llm-rubric",
+        "g-eval",
+        "factuality",
+        "model-graded-factuality",
+        "model-graded-closedqa",
+        "answer-relevance",
+        "context-faithfulness",
+        "context-recall",
+        "context-relevance",
+        "conversation-relevance",
+        "similar",
+        "similar:cosine",
+        "similar:dot",
+        "similar:euclidean",
+        "select-best",
+        "max-score",
+        "moderation",
+        "classifier",
+        "pi",
+        "search-rubric",
+        "agent-rubric",
+        "trajectory:goal-success",
+        "guardrails",
+        "meteor",
+        "is-sql",
+        "contains-sql",
+    }
+)
+"""Types Verdict does not run, each refused naming itself: they need a model, an embeddings or moderation endpoint, a
+classifier, several outputs at once, WordNet data that cannot be fetched offline (meteor), or a SQL grammar
+(is-sql, contains-sql) that is not bundled."""
