@@ -3,8 +3,8 @@
 | metric | implementation |
 |---|---|
 | fuzzy_match | rapidfuzz `fuzz.ratio` / 100: the normalized InDel similarity of the two texts |
-| bleu | nltk `sentence_bleu`, whitespace tokens, one reference, BLEU-4 with smoothing method 1 (so a short sentence
-  without a shared 4-gram is not 0) |
+| bleu | nltk `sentence_bleu`, whitespace tokens, one reference, BLEU-4 with smoothing method 1 (so a sentence
+  without a shared 4-gram is not 0) and auto-reweighting (so an identical sentence under four words scores 1) |
 | gleu | nltk `sentence_gleu`, whitespace tokens, one reference |
 | rouge_1 … rouge_5, rouge_l | rouge-score's `RougeScorer` F-measure (its tokenizer: lower-case, alphanumeric runs) |
 | meteor | refused: nltk's METEOR needs the WordNet corpus, which is not installed and would have to be downloaded |
@@ -37,7 +37,9 @@ def _bleu(text: str, reference: str) -> float:
     hypothesis, references = text.split(), [reference.split()]
     if not hypothesis or not references[0]:
         return 0.0
-    return float(sentence_bleu(references, hypothesis, smoothing_function=SmoothingFunction().method1))
+    return float(
+        sentence_bleu(references, hypothesis, smoothing_function=SmoothingFunction().method1, auto_reweigh=True)
+    )
 
 
 def _gleu(text: str, reference: str) -> float:
@@ -65,7 +67,7 @@ def _rouge(kind: str) -> Callable[[str, str], float]:
 
 METRICS: Mapping[str, tuple[Callable[[str, str], float], str, str]] = {
     "fuzzy_match": (_fuzzy, "rapidfuzz", "fuzz.ratio / 100"),
-    "bleu": (_bleu, "nltk", "sentence_bleu, smoothing method1"),
+    "bleu": (_bleu, "nltk", "sentence_bleu, smoothing method1, auto_reweigh"),
     "gleu": (_gleu, "nltk", "sentence_gleu"),
     **{f"rouge_{n}": (_rouge(f"rouge{n}"), "rouge-score", f"rouge{n} fmeasure") for n in range(1, 6)},
     "rouge_l": (_rouge("rougeL"), "rouge-score", "rougeL fmeasure"),

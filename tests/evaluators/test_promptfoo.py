@@ -1,0 +1,317 @@
+"""promptfoo assertions: every served type with cases from promptfoo's documentation, and each documented quirk
+(default thresholds, `not-` on scored types, weight 0, metric, assert-set thresholds, the test threshold)."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pytest
+
+from verdict.errors import InvalidConfig
+from verdict.evaluators import EvaluationInput, Evaluations, ResponseFacts, ToolCall, ToolDefinition, validate
+from verdict.evaluators.promptfoo import CHECKS, MODEL_GRADED, NEVER_EXECUTED, score_assertions
+from verdict.evaluators.promptfoo.checks import Response, csv_values
+from verdict.evaluators.promptfoo.text_metrics import bleu, gleu, levenshtein, rouge_n
+
+
+def _score(
+    assertions: list[dict[str, Any]] | str, output: str = "", facts: ResponseFacts | None = None, **test: Any
+) -> Any:
+    settings = validate({"type": "promptfoo", "assert": assertions, **test})
+    return score_assertions(settings, Response(output, facts or ResponseFacts(), 1.0))
+
+
+def _one(assertion: dict[str, Any], output: str = "", facts: ResponseFacts | None = None) -> dict[str, Any]:
+    result = _score([assertion], output, facts)
+    entry: dict[str, Any] = result.details["results"][0]
+    entry["verdict"] = result.verdict
+    return entry
+
+
+CASES: list[tuple[dict[str, Any], str, bool]] = [
+    # (assertion, output, passes) — outputs and values from promptfoo's deterministic-assertion docs
+    ({"type": "equals", "value": "Hello world"}, "Hello world", True),
+    ({"type": "equals", "value": "Hello world"}, "hello world", False),
+    ({"type": "equals", "value": {"key": "value"}}, '{"key": "value"}', True),
+    ({"type": "equals", "value": 42}, "42", True),
+    ({"type": "contains", "value": "world"}, "Hello world", True),
+    ({"type": "contains", "value": "World"}, "Hello world", False),
+    ({"type": "icontains", "value": "WORLD"}, "Hello world", True),
+    ({"type": "contains-any", "value": ["cat", "dog"]}, "I have a dog", True),
+    ({"type": "contains-any", "value": "cat, dog"}, "I have a dog", True),
+    ({"type": "icontains-any", "value": ["CAT", "DOG"]}, "I have a dog", True),
+    ({"type": "contains-all", "value": ["cat", "dog"]}, "a cat and a dog", True),
+    ({"type": "contains-all", "value": ["cat", "dog"]}, "a cat alone", False),
+    ({"type": "icontains-all", "value": "Cat,DOG"}, "a cat and a dog", True),
+    ({"type": "starts-with", "value": "Yes"}, "Yes, it is.", True),
+    ({"type": "starts-with", "value": "Yes"}, "No. Yes.", False),
+    ({"type": "regex", "value": r"\d{4}-\d{2}-\d{2}"}, "Due 2026-12-02", True),
+    ({"type": "regex", "value": "^Done$"}, "Not done", False),
+    ({"type": "is-json"}, '{"color": "red"}', True),
+    ({"type": "is-json"}, "color: red", False),
+    (
+        {
+            "type": "is-json",
+            "value": {
+                "type": "object",
+                "required": ["color"],
+                "properties": {"color": {"type": "string", "enum": ["red", "green"]}},
+            },
+        },
+        '{"color": "blue"}',
+        False,
+    ),
+    ({"type": "contains-json"}, 'Here you go: {"a": 1} thanks', True),
+    ({"type": "contains-json", "value": {"type": "object", "required": ["b"]}}, 'x {"a": 1} y {"b": 2}', True),
+    ({"type": "contains-json"}, "no json { here", False),
+    ({"type": "is-xml"}, "<root><item>1</item></root>", True),
+    ({"type": "is-xml", "value": "root.item"}, "<root><item>1</item></root>", True),
+    ({"type": "is-xml", "value": {"requiredElements": ["root.missing"]}}, "<root><item>1</item></root>", False),
+    ({"type": "is-xml"}, "<root><item>1</root>", False),
+    ({"type": "contains-xml"}, "Result: <analysis><sentiment>ok</sentiment></analysis> done", True),
+    ({"type": "is-html"}, "<div><p>Hello</p></div>", True),
+    ({"type": "is-html"}, "Hello <b>world</b>", False),
+    ({"type": "contains-html"}, "Hello <b>world</b>", True),
+    ({"type": "contains-html"}, "a < b > c", False),
+    ({"type": "levenshtein", "value": "hello world"}, "hello wrld", True),
+    ({"type": "levenshtein", "value": "hello world", "threshold": 0}, "hello wrld", True),  # `threshold || 5`
+    ({"type": "levenshtein", "value": "abcdefghij", "threshold": 2}, "abc", False),
+    ({"type": "rouge-n", "value": "The cat sat on the mat"}, "The cat sat on the mat", True),
+    ({"type": "rouge-n", "value": "The cat sat on the mat"}, "A dog ran far away", False),
+    ({"type": "bleu", "value": "the cat is on the mat"}, "the cat is on the mat", True),
+    ({"type": "gleu", "value": ["the cat is on the mat", "there is a cat on the mat"]}, "the cat is on the mat", True),
+    ({"type": "finish-reason", "value": "stop"}, "", True),
+    ({"type": "finish-reason", "value": "length"}, "", False),
+    ({"type": "is-refusal"}, "I'm sorry, but I can't help with that.", True),
+    ({"type": "is-refusal"}, "", True),
+    ({"type": "is-refusal"}, "Paris is the capital of France.", False),
+    ({"type": "word-count", "value": 3}, "one two three", True),
+    ({"type": "word-count", "value": {"min": 2, "max": 4}}, "one two three", True),
+    ({"type": "word-count", "value": {"max": 2}}, "one two three", False),
+    ({"type": "tool-call-f1", "value": ["get_weather", "get_time"]}, "", False),
+    ({"type": "tool-call-f1", "value": "get_weather", "threshold": 0.5}, "", True),
+    ({"type": "latency", "threshold": 1000}, "", True),
+    ({"type": "cost", "threshold": 0.001}, "", False),
+    ({"type": "perplexity", "threshold": 2}, "", True),
+    ({"type": "perplexity-score", "threshold": 0.5}, "", True),
+    ({"type": "is-valid-openai-tools-call"}, "", True),
+]
+FACTS = ResponseFacts(
+    tool_calls=(ToolCall("get_weather", '{"city": "Paris"}', "call_1"),),
+    finish_reason="stop",
+    latency_ms=250.0,
+    cost=0.002,
+    logprobs=(-0.1, -0.2, -0.3),
+    tools=(
+        ToolDefinition(
+            "get_weather",
+            json.dumps({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
+        ),
+    ),
+)
+
+
+@pytest.mark.parametrize(("assertion", "output", "passes"), CASES, ids=lambda v: str(v)[:60])
+def test_each_type_as_documented(assertion: dict[str, Any], output: str, passes: bool) -> None:
+    entry = _one(assertion, output, FACTS)
+    assert entry["pass"] is passes, entry
+    assert entry["verdict"] == ("yes" if passes else "no")
+
+
+def test_every_served_type_has_a_documented_case() -> None:
+    assert {case[0]["type"] for case in CASES} == set(CHECKS)
+
+
+@pytest.mark.parametrize(("assertion", "output", "passes"), CASES, ids=lambda v: str(v)[:60])
+def test_not_inverts_every_boolean_type(assertion: dict[str, Any], output: str, passes: bool) -> None:
+    check = CHECKS[assertion["type"]]
+    if check.scored or assertion["type"] in ("latency", "cost"):
+        return
+    entry = _one({**assertion, "type": f"not-{assertion['type']}"}, output, FACTS)
+    assert entry["pass"] is (not passes)
+    assert entry["score"] == (0.0 if passes else 1.0)
+
+
+def test_not_on_a_scored_type_passes_below_the_threshold_and_reports_one_minus_the_score() -> None:
+    plain = _one({"type": "rouge-n", "value": "The cat sat on the mat"}, "The cat ran")
+    negated = _one({"type": "not-rouge-n", "value": "The cat sat on the mat"}, "The cat ran")
+    assert plain["pass"] is False
+    assert negated["pass"] is True
+    assert negated["score"] == pytest.approx(1 - plain["score"])
+    assert plain["threshold"] == 0.75
+
+
+@pytest.mark.parametrize(("kind", "default"), [("rouge-n", 0.75), ("bleu", 0.5), ("gleu", 0.5), ("tool-call-f1", 1.0)])
+def test_default_thresholds(kind: str, default: float) -> None:
+    value: Any = "get_weather" if kind == "tool-call-f1" else "a b c d"
+    assert _one({"type": kind, "value": value}, "a b c d", FACTS)["threshold"] == default
+
+
+def test_weight_zero_is_a_measurement_that_always_passes() -> None:
+    result = _score(
+        [{"type": "contains", "value": "x"}, {"type": "contains", "value": "nowhere", "weight": 0, "metric": "m"}],
+        "x marks",
+    )
+    assert result.verdict == "yes"
+    assert result.details["score"] == 1.0  # the weight-0 failure does not count towards the mean
+    assert result.details["named_scores"] == {"m": 0.0}
+
+
+def test_weights_make_a_weighted_mean() -> None:
+    result = _score(
+        [{"type": "contains", "value": "a", "weight": 3}, {"type": "contains", "value": "zzz", "weight": 1}], "abc"
+    )
+    assert result.details["score"] == pytest.approx(0.75)
+    assert result.verdict == "no"  # a failure fails the test without a test threshold
+
+
+def test_the_test_threshold_overrides_single_failures() -> None:
+    assertions: list[dict[str, Any]] = [
+        {"type": "contains", "value": "a", "weight": 3},
+        {"type": "contains", "value": "zzz"},
+    ]
+    assert _score(assertions, "abc", threshold=0.7).verdict == "yes"
+    assert _score(assertions, "abc", threshold=0.8).verdict == "no"
+    as_test = {"threshold": 0.7, "assert": assertions}
+    assert _score(json.dumps(as_test), "abc").verdict == "yes"
+
+
+def test_assert_set_with_a_threshold_counts_as_one_assertion() -> None:
+    result = _score(
+        [
+            {"type": "contains", "value": "hello"},
+            {
+                "type": "assert-set",
+                "threshold": 0.5,
+                "metric": "style",
+                "assert": [{"type": "contains", "value": "world"}, {"type": "contains", "value": "zzz"}],
+            },
+        ],
+        "hello world",
+    )
+    assert result.verdict == "yes"
+    group = result.details["results"][1]
+    assert group["pass"] is True
+    assert group["score"] == 0.5
+    assert [member["pass"] for member in group["results"]] == [True, False]
+    assert result.details["named_scores"]["style"] == 0.5
+    assert result.details["score"] == pytest.approx(0.75)
+
+
+def test_metrics_average_their_assertions() -> None:
+    result = _score(
+        [
+            {"type": "contains", "value": "a", "metric": "m"},
+            {"type": "contains", "value": "zzz", "metric": "m"},
+            {"type": "contains", "value": "b", "metric": "n"},
+        ],
+        "ab",
+    )
+    assert result.details["named_scores"] == {"m": 0.5, "n": 1.0}
+
+
+def test_vars_render_into_values() -> None:
+    test = {"vars": {"city": "Paris"}, "assert": [{"type": "icontains", "value": "{{ city }}"}]}
+    assert _score(json.dumps(test), "I love PARIS").verdict == "yes"
+
+
+def test_yaml_text_as_written_in_a_promptfooconfig() -> None:
+    text = """
+- type: contains
+  value: Paris
+- type: not-contains
+  value: London
+- type: javascript-free-check-uses-no-code
+  value: x
+"""
+    with pytest.raises(InvalidConfig) as refused:
+        _score(text, "Paris")
+    assert refused.value.field == "config.assert[2].type"
+
+
+@pytest.mark.parametrize("kind", sorted(NEVER_EXECUTED))
+def test_code_running_types_are_refused_naming_the_type(kind: str) -> None:
+    with pytest.raises(InvalidConfig) as refused:
+        _score([{"type": kind, "value": "output.length > 0"}])
+    assert refused.value.field == "config.assert[0].type"
+    assert kind in refused.value.message
+    assert refused.value.reason == "ASSERTION_NOT_SERVED"
+
+
+@pytest.mark.parametrize("kind", sorted(MODEL_GRADED))
+def test_types_not_served_are_refused_naming_the_type(kind: str) -> None:
+    with pytest.raises(InvalidConfig) as refused:
+        _score([{"type": f"not-{kind}", "value": "be nice"}])
+    assert refused.value.field == "config.assert[0].type"
+    assert kind in refused.value.message
+
+
+@pytest.mark.parametrize(
+    ("assertions", "field"),
+    [
+        ([{"type": "contians", "value": "x"}], "config.assert[0].type"),
+        ([{"type": "contains"}], "config.assert[0].value"),
+        ([{"type": "latency"}], "config.assert[0].threshold"),
+        ([{"type": "contains", "value": "x", "wieght": 2}], "config.assert[0].wieght"),
+        ([{"type": "contains", "value": "x", "transform": "output.trim()"}], "config.assert[0].transform"),
+        ([{"type": "contains", "value": "x", "weight": -1}], "config.assert[0].weight"),
+        ([{"type": "assert-set", "assert": []}], "config.assert[0].assert"),
+        ([], "config.assert"),
+        ([{"type": "regex", "value": "("}], "config.assert[0].value"),
+        ([{"type": "is-json", "value": {"type": "nonsense"}}], "config.assert[0].value"),
+    ],
+)
+def test_configuration_errors_name_the_field(assertions: list[dict[str, Any]], field: str) -> None:
+    with pytest.raises(InvalidConfig) as refused:
+        _score(assertions, "x")
+    assert refused.value.field == field
+
+
+def test_a_response_fact_that_was_not_sent_is_error_not_a_failure() -> None:
+    result = _score([{"type": "latency", "threshold": 100}], "x")
+    assert result.verdict == "error"
+    assert "latency_ms" in result.details["error"]
+    assert _score([{"type": "perplexity"}], "x").verdict == "error"
+
+
+def test_an_endless_regex_is_error() -> None:
+    settings = validate({"type": "promptfoo", "assert": [{"type": "regex", "value": "(a|aa)+$"}]})
+    result = score_assertions(settings, Response("a" * 40 + "b", ResponseFacts(), 0.05))
+    assert result.verdict == "error"
+
+
+def test_tools_call_validation_against_the_schema() -> None:
+    bad = ResponseFacts(tool_calls=(ToolCall("get_weather", '{"town": "Paris"}'),), tools=FACTS.tools)
+    assert _one({"type": "is-valid-openai-tools-call"}, "", bad)["pass"] is False
+    unknown = ResponseFacts(tool_calls=(ToolCall("launch", "{}"),), tools=FACTS.tools)
+    assert _one({"type": "is-valid-openai-tools-call"}, "", unknown)["pass"] is False
+
+
+def test_csv_values_keep_quoted_commas() -> None:
+    assert csv_values('a, "b, c", d', "p", "contains-any") == ["a", "b, c", "d"]
+
+
+# --- the metrics promptfoo computes itself, pinned -------------------------------------------------------------
+
+
+def test_text_metric_golden_vectors() -> None:
+    assert bleu("the cat is on the mat", ["the cat is on the mat"]) == pytest.approx(1.0)
+    # p1 = 1/4 (clipped), p2..p4 = 0 -> 1e-7 each, no brevity penalty (4 words against 2)
+    assert bleu("the the the the", ["the cat"]) == pytest.approx(0.25**0.25 * 1e-7**0.75)
+    assert gleu("the cat sat", ["the cat sat on the mat"]) == pytest.approx(6 / 18)  # min(6/6, 6/18)
+    assert gleu("The cat.", ["the cat"]) == 1.0
+    assert rouge_n("The cat sat", "The cat ran") == pytest.approx(2 / 3)
+    assert levenshtein("kitten", "sitting") == 3
+    assert math.isclose(bleu("", ["x"]), 0.0)
+
+
+async def test_through_the_dispatcher_with_the_request_facts(evaluations: Evaluations) -> None:
+    config = {
+        "type": "promptfoo",
+        "assert": "- type: finish-reason\n  value: stop\n- type: tool-call-f1\n  value: get_weather\n",
+    }
+    result = await evaluations.evaluate(EvaluationInput(config=config, output="ok", facts=FACTS))
+    assert result.verdict == "yes"
+    assert [entry["type"] for entry in result.details["results"]] == ["finish-reason", "tool-call-f1"]
