@@ -6,7 +6,8 @@ HOME, metrics) and the ruling cache (the same rendered messages, schema and mode
 answer). The rendered messages become one prompt: system and developer messages the system text, the others the
 prompt, each under its role. A judge that cannot answer (no host, a timeout, an API error, a reply without the
 answer object) raises `GraderMalfunction` with the judge's failure flags, which the grader reports as
-`model_grader_server_error`: never a silent 0.
+`model_grader_server_error`: never a silent 0. A caller whose grant has no judges is refused (PERMISSION_DENIED) before
+any judge is asked, as for the judge-backed evaluator types.
 
 The grader's `model` is an OpenAI model name. An HTTP judge host (an OpenAI-compatible endpoint) is asked with it;
 a CLI host (claude, codex, ...) would refuse a name it does not know, so it is asked with the server's judge_model.
@@ -24,6 +25,7 @@ from verdict.judges.hosts import HttpHost
 from verdict.judges.model import JudgeRequest
 from verdict.judges.payload import verdict_payload
 from verdict.judges.ruled import RuledJudge
+from verdict.security import current_caller, require_judges
 
 __all__ = ["ModelGraders"]
 
@@ -44,6 +46,7 @@ class ModelGraders(RuledJudge):
         evaluator: str,
         deadline: float | None,
     ) -> dict[str, Any]:
+        require_judges(current_caller.get(), f"openai_grader {evaluator}")  # judges cost money: the grant decides
         host = self.service.host
         chosen = (model or self.service.config.judge_model) if isinstance(host, HttpHost) else ""
         chosen = chosen or self.service.config.judge_model

@@ -4,9 +4,10 @@ and the same outcome in the shape of OpenAI's graders run endpoint (`run_respons
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any
 
-from verdict.evaluators.graders.grader import ERROR_FLAGS, Graded, Sample, check_grader, grade
+from verdict.evaluators.graders.grader import ERROR_FLAGS, Sample, check_grader, grade
 from verdict.evaluators.model import EvaluationResult, Judgement, Step
 from verdict.evaluators.outside import Outside
 
@@ -18,25 +19,31 @@ def check(settings: dict[str, Any]) -> None:
     settings["grader"] = check_grader(settings["grader"])
 
 
-def run_response(grader: dict[str, Any], graded: Graded, execution_time: float) -> dict[str, Any]:
+def run_response(
+    name: str,
+    kind: str,
+    reward: float,
+    errors: Mapping[str, Any],
+    sub_rewards: Mapping[str, float],
+    execution_time: float,
+) -> dict[str, Any]:
     """A graders run response as OpenAI's API answered it: reward, metadata (with every error flag), sub_rewards."""
-    errors: dict[str, Any] = {flag: bool(graded.errors.get(flag)) for flag in ERROR_FLAGS}
-    errors["python_grader_server_error_type"] = None
-    errors["python_grader_runtime_error_details"] = None
-    errors["model_grader_server_error_details"] = graded.errors.get("model_grader_server_error_details")
-    scores: dict[str, Any] = dict(graded.sub_rewards) or {grader["name"]: graded.reward}
+    flags: dict[str, Any] = {flag: bool(errors.get(flag)) for flag in ERROR_FLAGS}
+    flags["python_grader_server_error_type"] = None
+    flags["python_grader_runtime_error_details"] = None
+    flags["model_grader_server_error_details"] = errors.get("model_grader_server_error_details")
     return {
-        "reward": graded.reward,
+        "reward": reward,
         "metadata": {
-            "name": grader["name"],
-            "type": grader["type"],
-            "errors": errors,
+            "name": name,
+            "type": kind,
+            "errors": flags,
             "execution_time": execution_time,
-            "scores": scores,
+            "scores": dict(sub_rewards) or {name: reward},
             "token_usage": None,
             "sampled_model_name": None,
         },
-        "sub_rewards": dict(graded.sub_rewards),
+        "sub_rewards": dict(sub_rewards),
         "model_grader_token_usage_per_model": {},
     }
 
@@ -47,7 +54,9 @@ async def run(step: Step, outside: Outside) -> Judgement | EvaluationResult:
     item = step.namespaces.values.get("item", {})
     started = time.monotonic()
     graded = await grade(grader, Sample(step.output, item, step.facts), outside.grader, outside.deadline)
-    response = run_response(grader, graded, time.monotonic() - started)
+    response = run_response(
+        grader["name"], grader["type"], graded.reward, graded.errors, graded.sub_rewards, time.monotonic() - started
+    )
     details: dict[str, Any] = {
         "reward": graded.reward,
         "score": graded.reward,
@@ -55,6 +64,7 @@ async def run(step: Step, outside: Outside) -> Judgement | EvaluationResult:
         "name": grader["name"],
         "type": grader["type"],
         "errors": response["metadata"]["errors"],
+        "execution_time": response["metadata"]["execution_time"],
         "sub_rewards": graded.sub_rewards,
         **graded.details,
     }
