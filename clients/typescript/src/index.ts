@@ -15,6 +15,8 @@ export {
   type EvaluateInput,
   type Evaluation,
   type EvaluatorConfigLike,
+  type ToolCallLike,
+  type ToolLike,
   VerdictClient,
   type Verification,
   verdictName,
