@@ -315,3 +315,27 @@ async def test_through_the_dispatcher_with_the_request_facts(evaluations: Evalua
     result = await evaluations.evaluate(EvaluationInput(config=config, output="ok", facts=FACTS))
     assert result.verdict == "yes"
     assert [entry["type"] for entry in result.details["results"]] == ["finish-reason", "tool-call-f1"]
+
+
+@pytest.mark.parametrize(
+    ("assertions", "output", "inline"),
+    [
+        ([{"type": "contains", "value": "a"}], "a", True),
+        ([{"type": "is-json"}], "{}", True),
+        ([{"type": "regex", "value": "a"}], "a", False),
+        ([{"type": "is-json", "value": {"type": "object"}}], "{}", False),
+        ([{"type": "assert-set", "assert": [{"type": "regex", "value": "a"}]}], "a", False),
+        ([{"type": "contains", "value": "a"}], "a" * 9000, False),
+    ],
+)
+def test_only_small_pattern_free_lists_are_scored_on_the_event_loop(
+    assertions: list[dict[str, Any]], output: str, inline: bool
+) -> None:
+    from verdict.evaluators.promptfoo.assertions import _inline
+
+    assert _inline(validate({"type": "promptfoo", "assert": assertions}), output) is inline
+
+
+def test_aliases_in_assert_text_are_refused() -> None:
+    with pytest.raises(InvalidConfig, match="aliases"):
+        _score("- &a {type: contains, value: x}\n- *a\n", "x")

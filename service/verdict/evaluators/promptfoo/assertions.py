@@ -30,16 +30,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 from verdict.errors import InvalidConfig
-from verdict.evaluators.evaluate_block import MAX_EVALUATE_BLOCK_CHARS
+from verdict.evaluators.evaluate_block import load_yaml_value
 from verdict.evaluators.model import EvaluationResult, Judgement, Step
 from verdict.evaluators.outside import Outside
 from verdict.evaluators.promptfoo.checks import CHECKS, MODEL_GRADED, NEVER_EXECUTED, Response, Undecided
 from verdict.evaluators.templates import render
 
-__all__ = ["ASSERTION_KEYS", "MAX_ASSERTIONS", "check_assertions", "run", "score_assertions"]
+__all__ = ["ASSERTION_KEYS", "INLINE_OUTPUT_CHARS", "MAX_ASSERTIONS", "check_assertions", "run", "score_assertions"]
 
 MAX_ASSERTIONS = 64
 """Most assertions one list holds, assert-set members included: each is a pass over the output."""
@@ -52,24 +50,11 @@ _IGNORED_KEYS = frozenset({"provider", "rubricPrompt", "config"})
 _TEST_KEYS = frozenset({"assert", "threshold", "vars", "description", "options", "metadata"})
 
 
-def _load(text: str) -> Any:
-    if len(text) > MAX_EVALUATE_BLOCK_CHARS:
-        raise InvalidConfig(
-            f"config.assert is {len(text)} characters; the limit is {MAX_EVALUATE_BLOCK_CHARS}", field="config.assert"
-        )
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise InvalidConfig(f"config.assert is not valid YAML or JSON: {exc}", field="config.assert") from None
-    except (RecursionError, ValueError, OverflowError) as exc:
-        raise InvalidConfig(f"config.assert cannot be read: {exc}", field="config.assert") from None
-
-
 def check_assertions(settings: dict[str, Any]) -> None:
     """The record's check: `assert` parsed and every assertion checked, the test's threshold and vars taken."""
     raw = settings["assert"]
     if isinstance(raw, str):
-        raw = _load(raw)
+        raw = load_yaml_value(raw, "config.assert")
     threshold = settings.get("threshold")
     variables: Mapping[str, Any] = settings.get("vars") or {}
     if isinstance(raw, Mapping):
@@ -286,7 +271,31 @@ def score_assertions(settings: Mapping[str, Any], response: Response) -> Evaluat
     return EvaluationResult("yes" if passed else "no", details)
 
 
+INLINE_OUTPUT_CHARS = 8 * 1024
+"""Below this, a list without regular expressions is scored on the event loop: every other check is linear in the
+output (or the tool calls), so a few KB cost microseconds, less than the hop to a worker thread (about 1 ms under
+load, measured in bench/bench_evaluators.py). A regex (or a JSON Schema, whose `pattern` is one) always runs off
+the loop: its time bound is regex_timeout_seconds, far longer than a loop may stall."""
+_SCHEMA_TYPES = frozenset({"is-json", "contains-json"})
+
+
+def _inline(settings: Mapping[str, Any], output: str) -> bool:
+    """Whether the list may be scored on the event loop: a small output, no regex, no JSON Schema."""
+    if len(output) > INLINE_OUTPUT_CHARS:
+        return False
+    flat = [member for item in settings["assert"] for member in item.get("assert", [item])]
+    for item in flat:
+        if item["base"] in ("regex", "is-valid-openai-tools-call"):
+            return False
+        if item["base"] in _SCHEMA_TYPES and item["value"] is not None:
+            return False
+    return True
+
+
 async def run(step: Step, outside: Outside) -> Judgement | EvaluationResult:
-    """The record's run: the assertions off the event loop (their regexes and parses are passes over the output)."""
+    """The record's run: inline for a small output without patterns (`INLINE_OUTPUT_CHARS`), else off the event
+    loop."""
     response = Response(step.output, step.facts, outside.bound(outside.config.regex_timeout_seconds))
+    if _inline(step.settings, step.output):
+        return score_assertions(step.settings, response)
     return await asyncio.to_thread(score_assertions, step.settings, response)
