@@ -97,6 +97,7 @@ def test_a_batch_item_takes_the_facts() -> None:
             True,
         ),
         (verdict_pb2.EvaluatorConfig(promptfoo="- type: contains\n  value: x\n"), False),
+        (verdict_pb2.EvaluatorConfig(promptfoo="- type: llm-rubric\n  value: polite\n"), True),
     ],
 )
 def test_model_graders_get_the_judge_deadline(config: verdict_pb2.EvaluatorConfig, judged: bool) -> None:

@@ -10,7 +10,15 @@ from typing import Any
 import pytest
 
 from verdict.errors import InvalidConfig
-from verdict.evaluators import EvaluationInput, Evaluations, ResponseFacts, ToolCall, ToolDefinition, validate
+from verdict.evaluators import (
+    EvaluationInput,
+    Evaluations,
+    GraderMalfunction,
+    ResponseFacts,
+    ToolCall,
+    ToolDefinition,
+    validate,
+)
 from verdict.evaluators.promptfoo import CHECKS, MODEL_GRADED, NEVER_EXECUTED, score_assertions
 from verdict.evaluators.promptfoo.checks import Response, csv_values
 from verdict.evaluators.promptfoo.text_metrics import bleu, gleu, levenshtein, rouge_n
@@ -121,14 +129,19 @@ def test_each_type_as_documented(assertion: dict[str, Any], output: str, passes:
 
 
 def test_every_served_type_has_a_documented_case() -> None:
-    assert {case[0]["type"] for case in CASES} == set(CHECKS)
+    graded = {kind for kind, check in CHECKS.items() if check.model_graded}
+    assert graded == {"llm-rubric"}  # tested against a judge below
+    assert {case[0]["type"] for case in CASES} == set(CHECKS) - graded
 
 
-@pytest.mark.parametrize(("assertion", "output", "passes"), CASES, ids=lambda v: str(v)[:60])
+BOOLEAN_CASES = [
+    case for case in CASES if not CHECKS[case[0]["type"]].scored and case[0]["type"] not in ("latency", "cost")
+]
+"""Scored types invert by their threshold, and latency and cost read facts (both tested on their own)."""
+
+
+@pytest.mark.parametrize(("assertion", "output", "passes"), BOOLEAN_CASES, ids=lambda v: str(v)[:60])
 def test_not_inverts_every_boolean_type(assertion: dict[str, Any], output: str, passes: bool) -> None:
-    check = CHECKS[assertion["type"]]
-    if check.scored or assertion["type"] in ("latency", "cost"):
-        return
     entry = _one({**assertion, "type": f"not-{assertion['type']}"}, output, FACTS)
     assert entry["pass"] is (not passes)
     assert entry["score"] == (0.0 if passes else 1.0)
@@ -339,3 +352,92 @@ def test_only_small_pattern_free_lists_are_scored_on_the_event_loop(
 def test_aliases_in_assert_text_are_refused() -> None:
     with pytest.raises(InvalidConfig, match="aliases"):
         _score("- &a {type: contains, value: x}\n- *a\n", "x")
+
+
+# --- llm-rubric through the server's judge -----------------------------------------------------------------------
+
+
+class FakeGrader:
+    """A model grader that answers what the test says and records what it was asked."""
+
+    def __init__(self, answer: dict[str, Any] | None = None, failure: str = "") -> None:
+        self.answer = answer or {}
+        self.failure = failure
+        self.asked: list[tuple[tuple[tuple[str, str], ...], Any]] = []
+
+    async def __call__(
+        self, messages: tuple[tuple[str, str], ...], schema: Any, *, model: str, evaluator: str, deadline: float | None
+    ) -> dict[str, Any]:
+        self.asked.append((messages, schema))
+        if self.failure:
+            raise GraderMalfunction(self.failure, {"timeout": True})
+        return dict(self.answer)
+
+
+def _judged(grader: FakeGrader | None) -> Evaluations:
+    from prometheus_client import CollectorRegistry
+
+    from verdict.config.keys import Config
+    from verdict.metrics import Metrics
+    from verdict.runner import Runner
+
+    metrics = Metrics(CollectorRegistry())
+    return Evaluations(Config(), Runner(metrics), metrics, grader=grader)
+
+
+async def _rubric(grader: FakeGrader | None, assertion: dict[str, Any], output: str = "Bonjour!") -> Any:
+    config = {"type": "promptfoo", "assert": {"vars": {"language": "French"}, "assert": [assertion]}}
+    return await _judged(grader).evaluate(EvaluationInput(config=config, output=output))
+
+
+@pytest.mark.parametrize(
+    ("answer", "assertion", "verdict", "score"),
+    [
+        (
+            {"pass": True, "score": 1.0, "reason": "It is French."},
+            {"type": "llm-rubric", "value": "is French"},
+            "yes",
+            1,
+        ),
+        ({"pass": False, "score": 0.0, "reason": "English."}, {"type": "llm-rubric", "value": "is French"}, "no", 0),
+        ({"pass": True, "score": 0.6}, {"type": "llm-rubric", "value": "x", "threshold": 0.8}, "no", 0.6),
+        ({"score": 0.9}, {"type": "llm-rubric", "value": "x", "threshold": 0.8}, "yes", 0.9),
+        ({"pass": True}, {"type": "not-llm-rubric", "value": "is rude"}, "no", 0),
+    ],
+)
+async def test_llm_rubric_reads_the_judges_answer_as_promptfoo_does(
+    answer: dict[str, Any], assertion: dict[str, Any], verdict: str, score: float
+) -> None:
+    result = await _rubric(FakeGrader(answer), assertion)
+    assert result.verdict == verdict, result.details
+    assert result.details["results"][0]["score"] == pytest.approx(score)
+
+
+async def test_the_rubric_and_the_output_reach_the_judge_with_vars_filled() -> None:
+    grader = FakeGrader({"pass": True})
+    await _rubric(grader, {"type": "llm-rubric", "value": "is written in {{ language }}"})
+    [(messages, schema)] = grader.asked
+    assert messages[0][0] == "system"
+    assert "<Output>\nBonjour!\n</Output>" in messages[1][1]
+    assert "is written in French" in messages[1][1]
+    assert schema["required"] == ["pass"]
+
+
+async def test_a_rubric_prompt_template_replaces_the_default() -> None:
+    grader = FakeGrader({"pass": True})
+    await _rubric(grader, {"type": "llm-rubric", "value": "polite", "rubricPrompt": "Is [{{output}}] {{rubric}}?"})
+    assert grader.asked[0][0][1][1] == "Is [Bonjour!] polite?"
+
+
+@pytest.mark.parametrize(
+    ("grader", "fragment"), [(None, "no LLM judge"), (FakeGrader(failure="timed out"), "timed out")]
+)
+async def test_a_judge_that_cannot_answer_is_error_not_a_failure(grader: FakeGrader | None, fragment: str) -> None:
+    result = await _rubric(grader, {"type": "llm-rubric", "value": "x"})
+    assert result.verdict == "error"
+    assert fragment in result.details["error"]
+
+
+async def test_an_unreadable_answer_is_error() -> None:
+    result = await _rubric(FakeGrader({"pass": "yes"}), {"type": "llm-rubric", "value": "x"})
+    assert result.verdict == "error"

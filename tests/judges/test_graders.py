@@ -146,3 +146,14 @@ async def test_a_label_outside_the_labels_is_the_parse_flag(judge_service: Any, 
     )
     assert result.verdict == "error"
     assert result.details["errors"]["model_grader_parse_error"] is True
+
+
+async def test_promptfoo_llm_rubric_is_graded_by_the_judge(judge_service: Any, fake_judges: Any) -> None:
+    evaluations = _evaluations(judge_service("claude-code"))
+    fake_judges.answer("claude-code", {"reason": "It is French.", "pass": True, "score": 0.9})
+    config = {"type": "promptfoo", "assert": "- type: llm-rubric\n  value: is written in French\n  threshold: 0.8\n"}
+    result = await evaluations.evaluate(EvaluationInput(config=config, output="Bonjour tout le monde"))
+    assert result.verdict == "yes", result.details
+    assert result.details["results"][0]["score"] == 0.9
+    [call] = fake_judges.calls()
+    assert "is written in French" in json.dumps(call)

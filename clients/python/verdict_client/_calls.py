@@ -37,7 +37,7 @@ _MODEL_GRADERS = ('"score_model"', '"label_model"')
 
 def uses_judge(config: verdict_pb2.EvaluatorConfig) -> bool:
     """Whether the evaluation may wait for a judge. Raw YAML is not parsed here, so it counts as judge-backed; an
-    OpenAI grader does when its text names a model grader type."""
+    OpenAI grader does when its text names a model grader type, a promptfoo list when it names llm-rubric."""
     kind = config.WhichOneof("kind")
     if kind == "yaml":
         try:
@@ -46,9 +46,13 @@ def uses_judge(config: verdict_pb2.EvaluatorConfig) -> bool:
             return True
         if isinstance(block, dict) and block.get("type") == "openai_grader":
             return any(name in json.dumps(block) for name in _MODEL_GRADERS)
+        if isinstance(block, dict) and block.get("type") == "promptfoo":
+            return "llm-rubric" in json.dumps(block)
         return not isinstance(block, dict) or block.get("type") in JUDGE_TYPES
     if kind == "openai_grader":
         return any(name in config.openai_grader.replace(" ", "") for name in _MODEL_GRADERS)
+    if kind == "promptfoo":
+        return "llm-rubric" in config.promptfoo
     return kind in JUDGE_TYPES
 
 

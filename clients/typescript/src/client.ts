@@ -343,15 +343,19 @@ function namesModelGrader(text: string): boolean {
 
 /**
  * Whether the evaluation may wait for a judge. YAML text is not parsed here, so it counts as judge-backed; an OpenAI
- * grader does when it names a model grader type.
+ * grader does when it names a model grader type, a promptfoo list when it names llm-rubric.
  */
 export function usesJudge(config: EvaluatorConfig): boolean {
   if (config.openaiGrader !== undefined) return namesModelGrader(config.openaiGrader);
+  if (config.promptfoo !== undefined) return config.promptfoo.includes("llm-rubric");
   if (config.yaml !== undefined) {
     try {
       const block: unknown = JSON.parse(config.yaml);
       if (typeof block === "object" && block !== null && (block as EvaluateBlock).type === "openai_grader") {
         return namesModelGrader(config.yaml);
+      }
+      if (typeof block === "object" && block !== null && (block as EvaluateBlock).type === "promptfoo") {
+        return config.yaml.includes("llm-rubric");
       }
       return typeof block !== "object" || block === null || JUDGE_TYPES.has(String((block as EvaluateBlock).type));
     } catch {

@@ -32,9 +32,18 @@ from typing import Any
 
 from verdict.errors import InvalidConfig
 from verdict.evaluators.evaluate_block import load_yaml_value
-from verdict.evaluators.model import EvaluationResult, Judgement, Step
+from verdict.evaluators.model import EvaluationResult, GraderMalfunction, Judgement, Step
 from verdict.evaluators.outside import Outside
-from verdict.evaluators.promptfoo.checks import CHECKS, MODEL_GRADED, NEVER_EXECUTED, Response, Undecided
+from verdict.evaluators.promptfoo.checks import (
+    CHECKS,
+    LLM_RUBRIC_SCHEMA,
+    LLM_RUBRIC_SYSTEM,
+    LLM_RUBRIC_USER,
+    MODEL_GRADED,
+    NEVER_EXECUTED,
+    Response,
+    Undecided,
+)
 from verdict.evaluators.templates import render
 
 __all__ = ["ASSERTION_KEYS", "INLINE_OUTPUT_CHARS", "MAX_ASSERTIONS", "check_assertions", "run", "score_assertions"]
@@ -46,7 +55,8 @@ ASSERTION_KEYS = frozenset(
     {"type", "value", "threshold", "weight", "metric", "transform", "provider", "rubricPrompt", "config", "assert"}
 )
 _IGNORED_KEYS = frozenset({"provider", "rubricPrompt", "config"})
-"""Keys promptfoo reads only for model-graded or scripted types; accepted and named in `ignored`."""
+"""Keys promptfoo reads only for model-graded or scripted types; accepted and named in `ignored` (a `rubricPrompt`
+of llm-rubric, a template over `{{output}}` and `{{rubric}}`, is used instead)."""
 _TEST_KEYS = frozenset({"assert", "threshold", "vars", "description", "options", "metadata"})
 
 
@@ -113,7 +123,9 @@ def _assertion(item: Any, path: str, counter: list[int], top: bool) -> dict[str,
             f"{path}.transform is JavaScript promptfoo would run; Verdict never executes config code",
             field=f"{path}.transform",
         )
-    ignored = sorted(key for key in item if key in _IGNORED_KEYS)
+    if isinstance(item.get("rubricPrompt"), str) and kind.removeprefix("not-") == "llm-rubric":
+        checked["rubric_prompt"] = item["rubricPrompt"]
+    ignored = sorted(key for key in item if key in _IGNORED_KEYS and "rubric_prompt" not in checked)
     if ignored:
         checked["ignored"] = ignored
     if kind == "assert-set":
@@ -292,10 +304,39 @@ def _inline(settings: Mapping[str, Any], output: str) -> bool:
     return True
 
 
+async def _model_answers(settings: Mapping[str, Any], output: str, outside: Outside) -> dict[str, dict[str, Any] | str]:
+    """Ask the judge every model-graded assertion (llm-rubric), in order; a malfunction is kept as its message."""
+    answers: dict[str, dict[str, Any] | str] = {}
+    variables = settings.get("vars") or {}
+    flat = [member for item in settings["assert"] for member in item.get("assert", [item])]
+    for item in flat:
+        if item.get("base") is None or not CHECKS[item["base"]].model_graded:
+            continue
+        if outside.grader is None:
+            answers[item["path"]] = "no LLM judge is configured on this server, so llm-rubric cannot be graded"
+            continue
+        rubric = render(str(item["value"]), variables, field=f"{item['path']}.value")
+        template = item.get("rubric_prompt") or LLM_RUBRIC_USER
+        prompt = render(template, {"output": output, "rubric": rubric}, field=f"{item['path']}.rubricPrompt")
+        try:
+            answers[item["path"]] = await outside.grader(
+                (("system", LLM_RUBRIC_SYSTEM), ("user", prompt)),
+                LLM_RUBRIC_SCHEMA,
+                model="",
+                evaluator="llm-rubric",
+                deadline=outside.deadline,
+            )
+        except GraderMalfunction as malfunction:
+            answers[item["path"]] = f"the judge could not grade: {malfunction.message}"
+    return answers
+
+
 async def run(step: Step, outside: Outside) -> Judgement | EvaluationResult:
-    """The record's run: inline for a small output without patterns (`INLINE_OUTPUT_CHARS`), else off the event
-    loop."""
-    response = Response(step.output, step.facts, outside.bound(outside.config.regex_timeout_seconds))
+    """The record's run: the judge asked for any llm-rubric first, then the list scored, inline for a small output
+    without patterns (`INLINE_OUTPUT_CHARS`), else off the event loop."""
+    answers = await _model_answers(step.settings, step.output, outside)
+    bound = outside.bound(outside.config.regex_timeout_seconds)
+    response = Response(step.output, step.facts, bound, answers)
     if _inline(step.settings, step.output):
         return score_assertions(step.settings, response)
     return await asyncio.to_thread(score_assertions, step.settings, response)

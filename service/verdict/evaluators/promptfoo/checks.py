@@ -15,7 +15,7 @@ import json
 import math
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]
@@ -36,11 +36,15 @@ class Undecided(Exception):
 
 @dataclass(frozen=True)
 class Response:
-    """What an assertion reads: the output text and the provider facts, plus the regex time bound."""
+    """What an assertion reads: the output text and the provider facts, plus the regex time bound.
+
+    `model_answers` holds, by assertion path, what the judge answered a model-graded assertion (asked before the
+    list is scored, since scoring is synchronous), or the reason it could not answer."""
 
     output: str
     facts: ResponseFacts
     regex_timeout: float
+    model_answers: Mapping[str, dict[str, Any] | str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -68,6 +72,8 @@ class Check:
     default_threshold: float | None = None
     threshold_required: bool = False
     value: str = "required"  # "required", "optional" or "none"
+    model_graded: bool = False
+    """The judge is asked first (`LLM_RUBRIC` says what); the handler reads `Response.model_answers`."""
 
 
 def _boolean(passed: bool, reason: str) -> Outcome:
@@ -587,6 +593,42 @@ def _valid_tools_call(response: Response, value: Any, threshold: float | None, p
     return _boolean(True, "Every tool call matches its tool's schema")
 
 
+# --- model-graded -----------------------------------------------------------------------------------------------
+
+LLM_RUBRIC_SYSTEM = (
+    "You are grading output according to a user-specified rubric. If the statement in the rubric is true, then the "
+    "output passes the test. You respond with a JSON object with this structure: {reason: string, pass: boolean, "
+    "score: number}. The score is between 0.0 and 1.0."
+)
+LLM_RUBRIC_USER = "<Output>\n{{output}}\n</Output>\n<Rubric>\n{{rubric}}\n</Rubric>"
+LLM_RUBRIC_SCHEMA: Mapping[str, Any] = {
+    "type": "object",
+    "properties": {"reason": {"type": "string"}, "pass": {"type": "boolean"}, "score": {"type": "number"}},
+    "required": ["pass"],
+}
+
+
+def _llm_rubric(response: Response, value: Any, threshold: float | None, path: str) -> Outcome:
+    """promptfoo's llm-rubric as its matcher reads the grader's answer: `pass` (default true when only a score
+    came), `score` (default 1 or 0 by pass); with a threshold, pass is score >= threshold."""
+    answer = response.model_answers.get(path)
+    if not isinstance(answer, Mapping):
+        raise Undecided(str(answer) if answer else "the judge gave no answer")
+    passed, score = answer.get("pass"), answer.get("score")
+    if score is not None and (
+        isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score)
+    ):
+        raise Undecided(f"the judge's score is not a number: {str(score)[:100]}")
+    if passed is not None and not isinstance(passed, bool):
+        raise Undecided(f"the judge's pass is not a boolean: {str(passed)[:100]}")
+    passed = True if passed is None else passed
+    score = float(score) if score is not None else (1.0 if passed else 0.0)
+    if threshold is not None:
+        passed = score >= threshold
+    reason = str(answer.get("reason", ""))[:500]
+    return Outcome(passed, score, reason or "The judge found the rubric not met")
+
+
 CHECKS: Mapping[str, Check] = {
     check.type: check
     for check in (
@@ -631,6 +673,12 @@ CHECKS: Mapping[str, Check] = {
         Check("cost", _cost, "cost is at most the threshold.", threshold_required=True, value="none"),
         Check("perplexity", _perplexity, "The perplexity of the logprobs is at most the threshold.", value="none"),
         Check(
+            "llm-rubric",
+            _llm_rubric,
+            "The server's judge finds the output meets the rubric (the value).",
+            model_graded=True,
+        ),
+        Check(
             "perplexity-score",
             _perplexity_score,
             "1 / perplexity of the logprobs.",
@@ -647,7 +695,6 @@ NEVER_EXECUTED = frozenset({"javascript", "python", "ruby", "webhook"})
 
 MODEL_GRADED = frozenset(
     {
-        "llm-rubric",
         "g-eval",
         "factuality",
         "model-graded-factuality",
@@ -675,6 +722,7 @@ MODEL_GRADED = frozenset(
         "contains-sql",
     }
 )
-"""Types Verdict does not run, each refused naming itself: they need a model, an embeddings or moderation endpoint, a
-classifier, several outputs at once, WordNet data that cannot be fetched offline (meteor), or a SQL grammar
-(is-sql, contains-sql) that is not bundled."""
+"""Types Verdict does not run, each refused naming itself: they need a model with a grading prompt of their own (only
+llm-rubric maps onto the judge faithfully), an embeddings or moderation endpoint, a classifier, several outputs at
+once, WordNet data that cannot be fetched offline (meteor), or a SQL grammar (is-sql, contains-sql) that is not
+bundled."""
