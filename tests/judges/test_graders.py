@@ -12,7 +12,7 @@ from prometheus_client import CollectorRegistry
 from tests.judges.support import chat_body
 from verdict.config.keys import Config
 from verdict.evaluators import EvaluationInput, Evaluations, GraderMalfunction
-from verdict.judges.graders import ModelGraders
+from verdict.judges import ModelGraders
 from verdict.judges.rulings import build_ruling_cache
 from verdict.metrics import Metrics
 from verdict.runner import Runner

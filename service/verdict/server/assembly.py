@@ -32,8 +32,7 @@ from prometheus_client import CollectorRegistry
 from verdict.config.keys import Config
 from verdict.errors import ConfigError
 from verdict.evaluators import Evaluations
-from verdict.judges import Judges, build_judges
-from verdict.judges.graders import ModelGraders
+from verdict.judges import Judges, ModelGraders, build_judges
 from verdict.metrics import Metrics, register_runtime_collectors
 from verdict.rpc import SERVICE_DESCRIPTOR, SERVICE_NAME, Limits, VerdictServicer, method_handlers
 from verdict.rpc.decisions import DecisionLog, build_decision_log
