@@ -105,7 +105,35 @@ CASES: list[tuple[dict[str, Any], str, bool]] = [
     ({"type": "perplexity", "threshold": 2}, "", True),
     ({"type": "perplexity-score", "threshold": 0.5}, "", True),
     ({"type": "is-valid-openai-tools-call"}, "", True),
+    # trajectory:* read the request's tool calls where promptfoo reads its trace's tool steps
+    ({"type": "trajectory:tool-used", "value": "search_orders"}, "", True),
+    ({"type": "trajectory:tool-used", "value": ["search_orders", "refund"]}, "", False),
+    ({"type": "trajectory:tool-used", "value": {"pattern": "search_*", "min": 1, "max": 1}}, "", True),
+    ({"type": "trajectory:tool-sequence", "value": ["search_orders", "compose_reply"]}, "", True),
+    (
+        {"type": "trajectory:tool-sequence", "value": {"mode": "exact", "steps": ["search_orders", "compose_reply"]}},
+        "",
+        False,
+    ),
+    ({"type": "trajectory:tool-args-match", "value": {"name": "search_orders", "args": {"order_id": "123"}}}, "", True),
+    (
+        {
+            "type": "trajectory:tool-args-match",
+            "value": {"name": "search_orders", "args": {"order_id": "123"}, "mode": "exact"},
+        },
+        "",
+        False,
+    ),
+    ({"type": "trajectory:step-count", "value": {"min": 1, "max": 3}}, "", True),
+    ({"type": "trajectory:step-count", "value": {"pattern": "search_*", "max": 0}}, "", False),
 ]
+TRAJECTORY = ResponseFacts(
+    tool_calls=(
+        ToolCall("search_orders", '{"order_id": "123", "include": "items"}'),
+        ToolCall("lookup_customer", '{"id": 7}'),
+        ToolCall("compose_reply", '{"tone": "friendly"}'),
+    )
+)
 FACTS = ResponseFacts(
     tool_calls=(ToolCall("get_weather", '{"city": "Paris"}', "call_1"),),
     finish_reason="stop",
@@ -123,7 +151,7 @@ FACTS = ResponseFacts(
 
 @pytest.mark.parametrize(("assertion", "output", "passes"), CASES, ids=lambda v: str(v)[:60])
 def test_each_type_as_documented(assertion: dict[str, Any], output: str, passes: bool) -> None:
-    entry = _one(assertion, output, FACTS)
+    entry = _one(assertion, output, TRAJECTORY if assertion["type"].startswith("trajectory:") else FACTS)
     assert entry["pass"] is passes, entry
     assert entry["verdict"] == ("yes" if passes else "no")
 
@@ -135,14 +163,20 @@ def test_every_served_type_has_a_documented_case() -> None:
 
 
 BOOLEAN_CASES = [
-    case for case in CASES if not CHECKS[case[0]["type"]].scored and case[0]["type"] not in ("latency", "cost")
+    case
+    for case in CASES
+    if not CHECKS[case[0]["type"]].scored
+    and case[0]["type"] not in ("latency", "cost")
+    and not (case[0]["type"] == "trajectory:tool-used" and isinstance(case[0]["value"], list))
 ]
-"""Scored types invert by their threshold, and latency and cost read facts (both tested on their own)."""
+"""Scored types invert by their threshold, latency and cost read facts, and not-trajectory:tool-used with a list has
+promptfoo's own negation (each tested on its own)."""
 
 
 @pytest.mark.parametrize(("assertion", "output", "passes"), BOOLEAN_CASES, ids=lambda v: str(v)[:60])
 def test_not_inverts_every_boolean_type(assertion: dict[str, Any], output: str, passes: bool) -> None:
-    entry = _one({**assertion, "type": f"not-{assertion['type']}"}, output, FACTS)
+    facts = TRAJECTORY if assertion["type"].startswith("trajectory:") else FACTS
+    entry = _one({**assertion, "type": f"not-{assertion['type']}"}, output, facts)
     assert entry["pass"] is (not passes)
     assert entry["score"] == (0.0 if passes else 1.0)
 
@@ -441,3 +475,23 @@ async def test_a_judge_that_cannot_answer_is_error_not_a_failure(grader: FakeGra
 async def test_an_unreadable_answer_is_error() -> None:
     result = await _rubric(FakeGrader({"pass": "yes"}), {"type": "llm-rubric", "value": "x"})
     assert result.verdict == "error"
+
+
+def test_not_tool_used_with_a_list_means_none_of_them_was_used() -> None:
+    """promptfoo: a forbidden-tools list passes only when no listed tool was called, not when one is missing."""
+    one_used = _one({"type": "not-trajectory:tool-used", "value": ["search_orders", "refund"]}, "", TRAJECTORY)
+    assert one_used["pass"] is False
+    none_used = _one({"type": "not-trajectory:tool-used", "value": ["refund", "delete_account"]}, "", TRAJECTORY)
+    assert none_used["pass"] is True
+
+
+def test_tool_args_match_ignores_and_defaults() -> None:
+    value = {
+        "name": "search_orders",
+        "args": {"order_id": "123"},
+        "mode": "exact",
+        "ignore": "include",
+    }
+    assert _one({"type": "trajectory:tool-args-match", "value": value}, "", TRAJECTORY)["pass"] is True
+    value = {**value, "ignore": [], "defaults": {"include": "items"}}
+    assert _one({"type": "trajectory:tool-args-match", "value": value}, "", TRAJECTORY)["pass"] is True

@@ -225,7 +225,7 @@ def _one(assertion: Mapping[str, Any], response: Response, variables: Mapping[st
         score = 1 - outcome.score if inverse else outcome.score
         entry["threshold"] = limit
     else:
-        passed = outcome.passed != inverse
+        passed = outcome.inverted if inverse and outcome.inverted is not None else outcome.passed != inverse
         score = outcome.score if not inverse else (1.0 if passed else 0.0)  # is-refusal's empty output: pass, 0
     entry.update({"pass": passed, "score": score, "reason": "Assertion passed" if passed else outcome.reason})
     if check.scored:

@@ -10,6 +10,7 @@ type reads (no latency, no cost, no logprobs): the assertion is `error`, never a
 
 from __future__ import annotations
 
+import fnmatch
 import html.parser
 import json
 import math
@@ -23,7 +24,7 @@ import regex
 
 from verdict.errors import InvalidConfig
 from verdict.evaluators import patterns
-from verdict.evaluators.json_compare import NotJson, canonical_equal, parse_json_text
+from verdict.evaluators.json_compare import NotJson, canonical_equal, parse_json_text, strict_equal
 from verdict.evaluators.model import ResponseFacts
 from verdict.evaluators.promptfoo import text_metrics
 
@@ -49,11 +50,15 @@ class Response:
 
 @dataclass(frozen=True)
 class Outcome:
-    """A handler's result before negation: `passed` (boolean types) or `score` (scored types), and why."""
+    """A handler's result before negation: `passed` (boolean types) or `score` (scored types), and why.
+
+    `inverted` is the pass under `not-` for a type whose negation is not simply the opposite (promptfoo's
+    `not-trajectory:tool-used` with a list passes when none of the tools was used, not when one was missing)."""
 
     passed: bool
     score: float
     reason: str
+    inverted: bool | None = None
 
 
 Handler = Callable[[Response, Any, "float | None", str], Outcome]
@@ -593,6 +598,142 @@ def _valid_tools_call(response: Response, value: Any, threshold: float | None, p
     return _boolean(True, "Every tool call matches its tool's schema")
 
 
+# --- trajectory (the request's tool calls stand for promptfoo's trace of tool steps) -----------------------------
+
+
+def _step_matcher(raw: Any, path: str, kind: str) -> tuple[str | None, str | None]:
+    """A step as promptfoo names one: a tool name, or `{name}` / `{pattern}` (a glob: `*`, `?`)."""
+    if isinstance(raw, str) and raw:
+        return raw, None
+    if isinstance(raw, Mapping):
+        name, pattern = raw.get("name"), raw.get("pattern")
+        if isinstance(name, str) and name:
+            return name, None
+        if isinstance(pattern, str) and pattern:
+            return None, pattern
+    raise InvalidConfig(f"{kind} steps need a tool name or a `name` or `pattern`", field=f"{path}.value")
+
+
+def _matches(call_name: str, matcher: tuple[str | None, str | None]) -> bool:
+    name, pattern = matcher
+    return call_name == name if name is not None else fnmatch.fnmatchcase(call_name, pattern or "")
+
+
+def _tool_used(response: Response, value: Any, threshold: float | None, path: str) -> Outcome:
+    names = [call.name for call in response.facts.tool_calls]
+    if isinstance(value, Mapping):
+        matcher = _step_matcher(value, path, "trajectory:tool-used")
+        low, high = value.get("min", 1), value.get("max")
+        count = sum(1 for name in names if _matches(name, matcher))
+        passed = count >= low and (high is None or count <= high)
+        return _boolean(passed, f"Matched tool {matcher[0] or matcher[1]!r} {count} time(s); expected {low}-{high}")
+    wanted = [value] if isinstance(value, str) else value
+    if not isinstance(wanted, list) or not wanted:
+        raise InvalidConfig(
+            "trajectory:tool-used needs a tool, a list of tools or {name, min, max}", field=f"{path}.value"
+        )
+    matchers = [_step_matcher(item, path, "trajectory:tool-used") for item in wanted]
+    used = [m for m in matchers if any(_matches(name, m) for name in names)]
+    missing = [m[0] or m[1] for m in matchers if m not in used]
+    outcome = _boolean(not missing, f"Missing required tool(s): {missing}; actual tools: {names}")
+    return Outcome(outcome.passed, outcome.score, outcome.reason, inverted=not used)
+
+
+def _tool_sequence(response: Response, value: Any, threshold: float | None, path: str) -> Outcome:
+    steps, mode = (value, "in_order") if isinstance(value, list) else (None, None)
+    if isinstance(value, Mapping):
+        steps, mode = value.get("steps"), value.get("mode") or "in_order"
+    if not isinstance(steps, list) or not steps or mode not in ("exact", "in_order"):
+        raise InvalidConfig(
+            "trajectory:tool-sequence needs a list of steps, or {steps, mode: exact | in_order}", field=f"{path}.value"
+        )
+    matchers = [_step_matcher(step, path, "trajectory:tool-sequence") for step in steps]
+    names = [call.name for call in response.facts.tool_calls]
+    if mode == "exact":
+        passed = len(names) == len(matchers) and all(_matches(n, m) for n, m in zip(names, matchers, strict=False))
+    else:
+        position = 0
+        for name in names:
+            if position < len(matchers) and _matches(name, matchers[position]):
+                position += 1
+        passed = position == len(matchers)
+    return _boolean(passed, f"Expected the tool sequence {[m[0] or m[1] for m in matchers]} ({mode}); actual {names}")
+
+
+def _partial(actual: Any, expected: Any) -> bool:
+    if isinstance(expected, list):
+        return (
+            isinstance(actual, list)
+            and len(actual) == len(expected)
+            and all(_partial(a, e) for a, e in zip(actual, expected, strict=True))
+        )
+    if isinstance(expected, Mapping):
+        return isinstance(actual, Mapping) and all(k in actual and _partial(actual[k], v) for k, v in expected.items())
+    return strict_equal(expected, actual) or (
+        isinstance(expected, int | float) and not isinstance(expected, bool) and canonical_equal(expected, actual)
+    )
+
+
+def _without(value: Any, ignore: list[str], defaults: Mapping[str, Any] | None = None) -> Any:
+    if not isinstance(value, Mapping):
+        return value
+    return {
+        key: item
+        for key, item in value.items()
+        if not any(key == entry or fnmatch.fnmatchcase(key, entry) for entry in ignore)
+        and not (defaults is not None and key in defaults and canonical_equal(defaults[key], item))
+    }
+
+
+def _tool_args_match(response: Response, value: Any, threshold: float | None, path: str) -> Outcome:
+    if not isinstance(value, Mapping):
+        raise InvalidConfig("trajectory:tool-args-match needs {name, args, mode}", field=f"{path}.value")
+    matcher = _step_matcher(value, path, "trajectory:tool-args-match")
+    expected = value.get("args", value.get("arguments"))
+    mode = value.get("mode") or "partial"
+    ignore = value.get("ignore") or []
+    ignore = [ignore] if isinstance(ignore, str) else ignore
+    defaults = value.get("defaults")
+    if expected is None or mode not in ("partial", "exact") or not isinstance(ignore, list):
+        raise InvalidConfig(
+            "trajectory:tool-args-match needs `args`, mode partial | exact, ignore as names", field=f"{path}.value"
+        )
+    if defaults is not None and not isinstance(defaults, Mapping):
+        raise InvalidConfig("trajectory:tool-args-match defaults must be a mapping", field=f"{path}.value.defaults")
+    wanted = _without(expected, ignore)
+    seen = []
+    for call in response.facts.tool_calls:
+        if not _matches(call.name, matcher):
+            continue
+        try:
+            arguments = parse_json_text(call.arguments or "{}")
+        except NotJson:
+            seen.append(call.arguments[:200])
+            continue
+        actual = _without(_without(arguments, ignore), [], defaults)
+        if canonical_equal(wanted, actual) if mode == "exact" else _partial(actual, wanted):
+            return _boolean(True, "Assertion passed")
+        seen.append(call.arguments[:200])
+    return _boolean(False, f"No {matcher[0] or matcher[1]} call had the expected arguments ({mode}); seen: {seen}")
+
+
+def _step_count(response: Response, value: Any, threshold: float | None, path: str) -> Outcome:
+    if not isinstance(value, Mapping) or (value.get("min") is None and value.get("max") is None):
+        raise InvalidConfig("trajectory:step-count needs {min, max} (and a name or pattern)", field=f"{path}.value")
+    if value.get("type") not in (None, "tool"):
+        raise InvalidConfig(
+            "trajectory:step-count counts tool steps only here (the request carries tool calls, not a trace)",
+            field=f"{path}.value.type",
+        )
+    names = [call.name for call in response.facts.tool_calls]
+    if value.get("name") or value.get("pattern"):
+        matcher = _step_matcher(value, path, "trajectory:step-count")
+        names = [name for name in names if _matches(name, matcher)]
+    low, high = value.get("min", 0), value.get("max")
+    passed = len(names) >= low and (high is None or len(names) <= high)
+    return _boolean(passed, f"{len(names)} step(s); expected {low}-{high}")
+
+
 # --- model-graded -----------------------------------------------------------------------------------------------
 
 LLM_RUBRIC_SYSTEM = (
@@ -672,6 +813,10 @@ CHECKS: Mapping[str, Check] = {
         Check("latency", _latency, "latency_ms is at most the threshold.", threshold_required=True, value="none"),
         Check("cost", _cost, "cost is at most the threshold.", threshold_required=True, value="none"),
         Check("perplexity", _perplexity, "The perplexity of the logprobs is at most the threshold.", value="none"),
+        Check("trajectory:tool-used", _tool_used, "The tool calls include the tool(s), or a count of one."),
+        Check("trajectory:tool-sequence", _tool_sequence, "The tool calls follow the steps (in_order or exact)."),
+        Check("trajectory:tool-args-match", _tool_args_match, "A call of the tool has the arguments (partial/exact)."),
+        Check("trajectory:step-count", _step_count, "The number of (matching) tool calls lies in {min, max}."),
         Check(
             "llm-rubric",
             _llm_rubric,
