@@ -190,11 +190,16 @@ async def test_a_token_of_another_trajectory_is_refused(evaluations: Evaluations
     assert refused.value.field == "state"
 
 
-async def test_a_trajectory_too_long_for_a_token_is_error_not_internal(evaluations: Evaluations) -> None:
+async def test_a_trajectory_too_long_for_a_token_gets_its_verdict_and_a_token_that_refuses_more(
+    evaluations: Evaluations,
+) -> None:
     calls = [ToolCall("f", json.dumps({"text": "x" * 2000}))] * 3
-    result = await _run(evaluations, calls, [{"name": "f"}])
-    assert result.verdict == "error"
-    assert "state token" in result.details["error"]
+    result = await _run(evaluations, calls, [{"name": "f"}], match="superset")
+    assert result.verdict == "yes"
+    assert "state token" in result.details["state_overflow"]
+    following = await _run(evaluations, [ToolCall("f", "{}")], [{"name": "f"}], state=result.state, match="superset")
+    assert following.verdict == "error"
+    assert "did not fit in a state token" in following.details["error"]
 
 
 # --- configuration -----------------------------------------------------------------------------------------------
@@ -223,3 +228,13 @@ def test_defaults() -> None:
     assert settings["match"] == "exact"
     assert settings["arguments"] == "canonical"
     assert settings["threshold"] == 1.0
+
+
+async def test_large_arguments_are_compared_off_the_loop_and_bounded(evaluations: Evaluations) -> None:
+    big = ToolCall("f", json.dumps({"text": "x" * 100_000}))
+    assert (await _run(evaluations, [big], [{"name": "f", "arguments": {"text": "x" * 100_000}}])).verdict == "yes"
+    expected = [{"name": "f", "arguments": {"n": index}} for index in range(64)]
+    calls = [ToolCall("f", json.dumps({"text": "y" * 600_000}))]
+    result = await _run(evaluations, calls, expected, match="superset")
+    assert result.verdict == "error"
+    assert "too much work" in result.details["error"]

@@ -462,7 +462,7 @@ CATALOGUE = Registry(
                 exit_code_aware=True,
                 stateful=True,
             ),
-            run=Pure(trajectory.run),
+            run=trajectory.run,
             identity=_settings_only(trajectory.identity),
             checks=(trajectory.check_expected,),
         ),

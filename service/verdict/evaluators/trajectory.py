@@ -21,11 +21,13 @@ the mode holds; the verdict is yes when the score reaches `threshold` (default 1
 recall and F1 of the matching, and the missing, extra and mismatched calls with their positions.
 
 When the caller sends one step at a time, each response's state token carries the calls so far; the next step's
-calls are appended to them.
+calls are appended to them. Calls too large for a token still get their verdict (a whole trajectory sent at once),
+and the token says so: a next step sent with it is `error` rather than a verdict on a partial trajectory.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -35,6 +37,7 @@ from verdict.errors import InvalidArgument, InvalidConfig
 from verdict.evaluators import state as tokens
 from verdict.evaluators.json_compare import NotJson, canonical_equal, parse_json_text, strict_equal, subset_of
 from verdict.evaluators.model import Judgement, Step, ToolCall
+from verdict.evaluators.outside import Outside
 
 __all__ = [
     "ARGUMENT_MODES",
@@ -45,12 +48,18 @@ __all__ = [
     "compare",
     "identity",
     "run",
+    "verdict",
 ]
 
 MATCH_MODES = ("exact", "in_order", "any_order", "subset", "superset")
 ARGUMENT_MODES = ("exact", "canonical", "subset", "ignore")
 MAX_CALLS = 256
 """Most calls one trajectory holds: the in-order score is a table of calls × expected calls."""
+MAX_COMPARED_CHARS = 32 * 1024 * 1024
+"""Bound on the argument text one verdict may compare: each expected call is compared with every call of its name,
+so the work is about (expected calls) × (characters of the calls' arguments); past this it is `error`."""
+INLINE_CHARS = 64 * 1024
+"""Calls whose arguments total more than this are compared off the event loop."""
 _TOKEN_ROOM = tokens.MAX_TOKEN_BYTES - 256
 """What the calls may take of a state token; the rest is its envelope."""
 
@@ -111,9 +120,23 @@ class Comparison:
     malformed: list[dict[str, Any]]
 
 
-def run(step: Step) -> Judgement:
+async def run(step: Step, outside: Outside) -> Judgement:
+    """The record's run: `verdict` on the event loop for small arguments, in a worker thread for large ones."""
+    size = sum(len(call.arguments) for call in step.facts.tool_calls)
+    if size <= INLINE_CHARS:
+        return verdict(step)
+    return await asyncio.to_thread(verdict, step)
+
+
+def verdict(step: Step) -> Judgement:
     """The trajectory verdict of the calls so far (the token's, then this step's)."""
     settings = step.settings
+    if step.state is not None and step.state.get("overflow") is True:
+        error = (
+            "the calls of the earlier steps did not fit in a state token, so this step cannot be added to them; "
+            "send the whole trajectory in one call with an empty state"
+        )
+        return Judgement("error", {"error": error}, dict(step.state))
     earlier = _earlier_calls(step.state)
     calls = [*earlier, *((call.name, call.arguments) for call in step.facts.tool_calls)]
     if len(calls) > MAX_CALLS:
@@ -122,17 +145,17 @@ def run(step: Step) -> Judgement:
             {"error": f"the trajectory holds {len(calls)} calls; at most {MAX_CALLS} are compared"},
             {"calls": [list(call) for call in earlier]},
         )
-    payload = {"calls": [list(call) for call in calls]}
-    if len(json.dumps(payload, ensure_ascii=False)) > _TOKEN_ROOM:
-        return Judgement(
-            "error",
-            {
-                "error": "the calls so far no longer fit in a state token; send the whole trajectory in one call "
-                "with an empty state",
-                "calls": len(calls),
-            },
-            {"calls": [list(call) for call in earlier]},
+    compared = len(settings["expected"]) * sum(len(arguments) for _, arguments in calls)
+    if compared > MAX_COMPARED_CHARS:
+        error = (
+            f"comparing {len(settings['expected'])} expected calls with {len(calls)} calls is too much work (over "
+            f"{MAX_COMPARED_CHARS} characters of arguments compared)"
         )
+        return Judgement("error", {"error": error}, {"calls": [list(call) for call in earlier]})
+    payload: dict[str, Any] = {"calls": [list(call) for call in calls]}
+    carried = len(json.dumps(payload, ensure_ascii=False).encode()) <= _TOKEN_ROOM
+    if not carried:  # this verdict stands; a next step sent with this token is error instead of silently partial
+        payload = {"calls": [], "overflow": True}
     outcome = compare(
         settings["expected"],
         [ToolCall(name, arguments) for name, arguments in calls],
@@ -150,6 +173,10 @@ def run(step: Step) -> Judgement:
         "f1": outcome.f1,
         **outcome.details,
     }
+    if not carried:
+        details["state_overflow"] = (
+            "the calls so far do not fit in a state token: a next step sent with this token is error"
+        )
     if outcome.malformed:
         details["malformed"] = outcome.malformed
         details["error"] = "a call's arguments are not JSON, so they cannot be compared"
