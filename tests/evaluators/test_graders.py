@@ -299,3 +299,18 @@ def test_sampling_params_are_accepted_and_reported_as_ignored() -> None:
         {"type": "score_model", "input": [{"role": "user", "content": "x"}], "sampling_params": {"temperature": 0}}
     )
     assert checked["ignored_keys"] == ["sampling_params"]
+
+
+async def test_texts_past_the_similarity_bound_set_the_truncation_flag(evaluations: Evaluations) -> None:
+    grader = {
+        "type": "text_similarity",
+        "input": "{{sample.output_text}}",
+        "reference": "a reference",
+        "evaluation_metric": "rouge_l",
+    }
+    result = await _grade(evaluations, grader, "word " * 10_000)
+    assert result.verdict == "error"
+    assert result.details["errors"]["truncated_observation_error"] is True
+    assert "at most" in result.details["similarity_error_details"]
+    medium = await _grade(evaluations, {**grader, "reference": "word " * 800}, "word " * 800)
+    assert medium.details["reward"] == 1.0  # scored in a worker thread, same number

@@ -495,3 +495,10 @@ def test_tool_args_match_ignores_and_defaults() -> None:
     assert _one({"type": "trajectory:tool-args-match", "value": value}, "", TRAJECTORY)["pass"] is True
     value = {**value, "ignore": [], "defaults": {"include": "items"}}
     assert _one({"type": "trajectory:tool-args-match", "value": value}, "", TRAJECTORY)["pass"] is True
+
+
+def test_levenshtein_against_a_huge_output_is_cut_off_at_the_threshold() -> None:
+    entry = _one({"type": "levenshtein", "value": "hello"}, "x" * 1_000_000)
+    assert entry["pass"] is False
+    assert "over 5" in entry["reason"]
+    assert levenshtein("kitten", "sitting", 2) == 3  # above the limit: limit + 1

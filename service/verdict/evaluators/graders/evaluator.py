@@ -68,7 +68,7 @@ async def run(step: Step, outside: Outside) -> Judgement | EvaluationResult:
         "sub_rewards": graded.sub_rewards,
         **graded.details,
     }
-    for extra in ("invalid_variables", "formula_error_details"):
+    for extra in ("invalid_variables", "formula_error_details", "similarity_error_details"):
         if extra in graded.errors:
             details[extra] = graded.errors[extra]
     if "ignored_keys" in grader:

@@ -21,6 +21,7 @@ never a silent 0.
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import json
 import math
@@ -318,8 +319,19 @@ async def _grade(
         text = _render(grader["input"], namespaces, errors, f"{path}.input")
         reference = _render(grader["reference"], namespaces, errors, f"{path}.reference")
         metric = grader["evaluation_metric"]
-        score = similarity.similarity(metric, text, reference)
         details = {"evaluation_metric": metric, "implementation": similarity.implementation(metric)}
+        longest = max(len(text), len(reference))
+        if longest > similarity.MAX_SIMILARITY_CHARS:
+            errors["truncated_observation_error"] = True
+            errors["similarity_error_details"] = (
+                f"the texts are {longest} characters; similarity is computed on at most "
+                f"{similarity.MAX_SIMILARITY_CHARS} (ROUGE-L is quadratic in pure Python)"
+            )
+            return Graded(0.0, 1.0, grader["pass_threshold"], errors, details=details)
+        if longest > similarity.INLINE_SIMILARITY_CHARS:
+            score = await asyncio.to_thread(similarity.similarity, metric, text, reference)
+        else:
+            score = similarity.similarity(metric, text, reference)
         return Graded(score, 1.0, grader["pass_threshold"], errors, details=details)
     if kind == "multi":
         sub = {

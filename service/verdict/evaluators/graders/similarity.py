@@ -22,7 +22,14 @@ from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any
 
-__all__ = ["METRICS", "REFUSED", "implementation", "similarity"]
+__all__ = ["INLINE_SIMILARITY_CHARS", "MAX_SIMILARITY_CHARS", "METRICS", "REFUSED", "implementation", "similarity"]
+
+MAX_SIMILARITY_CHARS = 16 * 1024
+"""Longest text (input or reference) a metric is computed on: rouge-score's ROUGE-L fills a words × words table in
+pure Python and rapidfuzz's ratio is characters × characters / 64, so a request-sized text would hold a worker for
+minutes. Beyond it the grader sets `truncated_observation_error`."""
+INLINE_SIMILARITY_CHARS = 2 * 1024
+"""Longer texts are scored in a worker thread, off the event loop."""
 
 
 def _fuzzy(text: str, reference: str) -> float:

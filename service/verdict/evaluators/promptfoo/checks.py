@@ -524,8 +524,9 @@ def _levenshtein(response: Response, value: Any, threshold: float | None, path: 
     if not isinstance(value, str):
         raise InvalidConfig("levenshtein needs a string `value`", field=f"{path}.value")
     limit = threshold or 5  # promptfoo writes `threshold || 5`: a threshold of 0 means 5
-    distance = text_metrics.levenshtein(response.output, value)
-    return _boolean(distance <= limit, f"Levenshtein distance {distance} is greater than threshold {limit:g}")
+    distance = text_metrics.levenshtein(response.output, value, max(0, int(limit)))
+    shown = f"{distance}" if distance <= limit else f"over {limit:g}"
+    return _boolean(distance <= limit, f"Levenshtein distance {shown} is greater than threshold {limit:g}")
 
 
 def _latency(response: Response, value: Any, threshold: float | None, path: str) -> Outcome:

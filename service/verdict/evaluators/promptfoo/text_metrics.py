@@ -100,6 +100,8 @@ def rouge_n(candidate: str, reference: str) -> float:
     return sum(1 for gram in grams if gram in present) / len(grams)
 
 
-def levenshtein(a: str, b: str) -> int:
-    """The Levenshtein edit distance."""
-    return int(Levenshtein.distance(a, b))
+def levenshtein(a: str, b: str, limit: int | None = None) -> int:
+    """The Levenshtein edit distance; with `limit`, any distance above it comes back as limit + 1, which rapidfuzz
+    computes in time proportional to limit × length instead of length × length (a 4 MB output against a short value
+    stays cheap)."""
+    return int(Levenshtein.distance(a, b, score_cutoff=limit))
