@@ -502,3 +502,9 @@ def test_levenshtein_against_a_huge_output_is_cut_off_at_the_threshold() -> None
     assert entry["pass"] is False
     assert "over 5" in entry["reason"]
     assert levenshtein("kitten", "sitting", 2) == 3  # above the limit: limit + 1
+
+
+def test_list_values_are_bounded() -> None:
+    with pytest.raises(InvalidConfig) as refused:
+        _score([{"type": "contains-any", "value": [str(n) for n in range(300)]}], "x")
+    assert refused.value.field == "config.assert[0].value"

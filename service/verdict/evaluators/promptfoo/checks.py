@@ -98,9 +98,23 @@ def _js_number(value: int | float) -> str:
     return str(value)
 
 
+MAX_VALUES = 256
+"""Most items a list value (contains-any, references, steps) may hold: each is a pass over the output."""
+
+
+def _bounded(items: list[Any], path: str) -> list[Any]:
+    if len(items) > MAX_VALUES:
+        raise InvalidConfig(f"{path}.value holds {len(items)} items; at most {MAX_VALUES}", field=f"{path}.value")
+    return items
+
+
 def csv_values(value: Any, path: str, kind: str) -> list[str]:
     """promptfoo's list values: a list as given, or a string split on commas (double quotes keep a comma in an
-    item, surrounding whitespace trimmed), as its parseCommaSeparatedValues does."""
+    item, surrounding whitespace trimmed), as its parseCommaSeparatedValues does. At most MAX_VALUES items."""
+    return _bounded(_csv_values(value, path, kind), path)
+
+
+def _csv_values(value: Any, path: str, kind: str) -> list[str]:
     if isinstance(value, list) and value:
         return [item if isinstance(item, str) else json.dumps(item) for item in value]
     if isinstance(value, str) and value:
@@ -499,7 +513,7 @@ def _references(value: Any, path: str, kind: str) -> list[str]:
     if isinstance(value, str):
         return [value]
     if isinstance(value, list) and value and all(isinstance(item, str) for item in value):
-        return list(value)
+        return _bounded(list(value), path)
     raise InvalidConfig(f"{kind} needs a string or list of strings `value`", field=f"{path}.value")
 
 
@@ -633,7 +647,7 @@ def _tool_used(response: Response, value: Any, threshold: float | None, path: st
         raise InvalidConfig(
             "trajectory:tool-used needs a tool, a list of tools or {name, min, max}", field=f"{path}.value"
         )
-    matchers = [_step_matcher(item, path, "trajectory:tool-used") for item in wanted]
+    matchers = [_step_matcher(item, path, "trajectory:tool-used") for item in _bounded(wanted, path)]
     used = [m for m in matchers if any(_matches(name, m) for name in names)]
     missing = [m[0] or m[1] for m in matchers if m not in used]
     outcome = _boolean(not missing, f"Missing required tool(s): {missing}; actual tools: {names}")
@@ -648,7 +662,7 @@ def _tool_sequence(response: Response, value: Any, threshold: float | None, path
         raise InvalidConfig(
             "trajectory:tool-sequence needs a list of steps, or {steps, mode: exact | in_order}", field=f"{path}.value"
         )
-    matchers = [_step_matcher(step, path, "trajectory:tool-sequence") for step in steps]
+    matchers = [_step_matcher(step, path, "trajectory:tool-sequence") for step in _bounded(steps, path)]
     names = [call.name for call in response.facts.tool_calls]
     if mode == "exact":
         passed = len(names) == len(matchers) and all(_matches(n, m) for n, m in zip(names, matchers, strict=False))
