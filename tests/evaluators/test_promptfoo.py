@@ -105,6 +105,29 @@ CASES: list[tuple[dict[str, Any], str, bool]] = [
     ({"type": "perplexity", "threshold": 2}, "", True),
     ({"type": "perplexity-score", "threshold": 0.5}, "", True),
     ({"type": "is-valid-openai-tools-call"}, "", True),
+    ({"type": "is-sql"}, "SELECT id, name FROM users WHERE age > 21", True),
+    ({"type": "is-sql"}, "SELEC * FRM users", False),
+    ({"type": "is-sql"}, "this is not sql", False),
+    (
+        {
+            "type": "is-sql",
+            "value": {
+                "databaseType": "MySQL",
+                "allowedTables": ["select::null::departments"],
+                "allowedColumns": ["select::null::name"],
+            },
+        },
+        "SELECT name FROM departments",
+        True,
+    ),
+    (
+        {"type": "is-sql", "value": {"allowedTables": ["select::null::departments"]}},
+        "SELECT * FROM employees",
+        False,
+    ),
+    ({"type": "is-sql", "value": {"allowedColumns": ["select::null::name"]}}, "SELECT id FROM departments", False),
+    ({"type": "contains-sql"}, "Here is the query:\n```sql\nSELECT 1;\n```\nDone.", True),
+    ({"type": "contains-sql"}, "I cannot write that query.", False),
     # trajectory:* read the request's tool calls where promptfoo reads its trace's tool steps
     ({"type": "trajectory:tool-used", "value": "search_orders"}, "", True),
     ({"type": "trajectory:tool-used", "value": ["search_orders", "refund"]}, "", False),
@@ -285,6 +308,12 @@ def test_code_running_types_are_refused_naming_the_type(kind: str) -> None:
     assert refused.value.field == "config.assert[0].type"
     assert kind in refused.value.message
     assert refused.value.reason == "ASSERTION_NOT_SERVED"
+
+
+def test_an_unknown_database_type_is_refused() -> None:
+    with pytest.raises(InvalidConfig) as refused:
+        _score([{"type": "is-sql", "value": {"databaseType": "DB9000"}}], "SELECT 1")
+    assert refused.value.field == "config.assert[0].value.databaseType"
 
 
 @pytest.mark.parametrize("kind", sorted(MODEL_GRADED))

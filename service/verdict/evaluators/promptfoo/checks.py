@@ -14,6 +14,7 @@ import fnmatch
 import html.parser
 import json
 import math
+import re
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -506,6 +507,92 @@ def _contains_html(response: Response, value: Any, threshold: float | None, path
     return _boolean(bool(_html_tags(response.output)), "Expected output to contain HTML content")
 
 
+# --- SQL (sqlglot stands for promptfoo's node-sql-parser) -------------------------------------------------------
+
+_DIALECTS = {
+    "mysql": "mysql",
+    "mariadb": "mysql",
+    "postgresql": "postgres",
+    "postgres": "postgres",
+    "sqlite": "sqlite",
+    "bigquery": "bigquery",
+    "snowflake": "snowflake",
+    "transactsql": "tsql",
+    "redshift": "redshift",
+    "hive": "hive",
+    "athena": "athena",
+    "trino": "trino",
+    "noql": "mysql",
+}
+"""promptfoo's `databaseType` names (node-sql-parser's, any case) and the sqlglot dialect that reads them; MySQL is
+promptfoo's default."""
+_SQL_FENCE = re.compile(r"```(?:sql)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
+MAX_SQL_CHARS = 64 * 1024
+"""Longest SQL parsed: sqlglot is pure Python."""
+
+
+def _sql_options(value: Any, path: str) -> tuple[str, list[str] | None, list[str] | None]:
+    if value is None or value == "":
+        return "mysql", None, None
+    if not isinstance(value, Mapping):
+        raise InvalidConfig("is-sql takes {databaseType, allowedTables, allowedColumns}", field=f"{path}.value")
+    name = str(value.get("databaseType") or "MySQL").lower()
+    if name not in _DIALECTS:
+        known = ", ".join(sorted(_DIALECTS))
+        raise InvalidConfig(f"databaseType {name!r} is not served; one of {known}", field=f"{path}.value.databaseType")
+    lists: list[list[str] | None] = []
+    for key in ("allowedTables", "allowedColumns"):
+        raw = value.get(key)
+        if raw is not None and (not isinstance(raw, list) or not all(isinstance(item, str) for item in raw)):
+            raise InvalidConfig(f"{key} must be a list of strings", field=f"{path}.value.{key}")
+        lists.append(None if raw is None else [item.lower() for item in _bounded(raw, path)])
+    return _DIALECTS[name], lists[0], lists[1]
+
+
+def _sql_problem(text: str, value: Any, path: str) -> str | None:
+    """Why `text` is not SQL that the options allow, or None. A statement must parse as one the grammar knows (a
+    query, DML or DDL): sqlglot reads almost any words as an expression, which promptfoo's parser would refuse."""
+    import sqlglot
+    from sqlglot import exp
+
+    dialect, tables, columns = _sql_options(value, path)
+    if len(text) > MAX_SQL_CHARS:
+        raise Undecided(f"the SQL is over {MAX_SQL_CHARS} characters")
+    try:
+        statements = [s for s in sqlglot.parse(text, read=dialect, error_level=sqlglot.ErrorLevel.RAISE) if s]
+    except (sqlglot.errors.SqlglotError, RecursionError, ValueError) as exc:
+        return f"SQL statement does not conform to the provided {dialect} database syntax: {str(exc)[:200]}"
+    if not statements:
+        return "the output holds no SQL statement"
+    for statement in statements:
+        if isinstance(statement, exp.Command) or not isinstance(statement, exp.Query | exp.DML | exp.DDL):
+            return f"not a SQL statement {dialect} knows: {statement.sql()[:100]!r}"
+        kind = statement.key if not isinstance(statement, exp.Query) else "select"
+        if tables is not None:
+            for table in statement.find_all(exp.Table):
+                authority = f"{kind}::{(table.db or 'null').lower()}::{table.name.lower()}"
+                if authority not in tables:
+                    return f"SQL references a table it may not: {authority}"
+        if columns is not None:
+            for column in statement.find_all(exp.Column):
+                authority = f"{kind}::{(column.table or 'null').lower()}::{column.name.lower()}"
+                if authority not in columns:
+                    return f"SQL references a column it may not: {authority}"
+    return None
+
+
+def _is_sql(response: Response, value: Any, threshold: float | None, path: str) -> Outcome:
+    problem = _sql_problem(response.output.strip(), value, path)
+    return _boolean(problem is None, problem or "")
+
+
+def _contains_sql(response: Response, value: Any, threshold: float | None, path: str) -> Outcome:
+    fenced = _SQL_FENCE.findall(response.output)
+    text = "\n".join(fenced) if fenced else response.output
+    problem = _sql_problem(text.strip(), value, path)
+    return _boolean(problem is None, problem or "")
+
+
 # --- scored -----------------------------------------------------------------------------------------------------
 
 
@@ -803,6 +890,15 @@ CHECKS: Mapping[str, Check] = {
         ),
         Check("is-xml", _xml(False), "The output is XML (with the required elements, if any).", value="optional"),
         Check("contains-xml", _xml(True), "The output contains XML (with the required elements).", value="optional"),
+        Check(
+            "is-sql",
+            _is_sql,
+            "The output is SQL (of databaseType; only allowedTables / allowedColumns).",
+            value="optional",
+        ),
+        Check(
+            "contains-sql", _contains_sql, "The output (its ```sql fences, if any) is SQL, as is-sql.", value="optional"
+        ),
         Check("is-html", _is_html, "The output is an HTML document or fragment.", value="none"),
         Check("contains-html", _contains_html, "The output contains HTML elements.", value="none"),
         Check("levenshtein", _levenshtein, "The edit distance to the value is at most the threshold (default 5)."),
@@ -878,11 +974,8 @@ MODEL_GRADED = frozenset(
         "trajectory:goal-success",
         "guardrails",
         "meteor",
-        "is-sql",
-        "contains-sql",
     }
 )
 """Types Verdict does not run, each refused naming itself: they need a model with a grading prompt of their own (only
 llm-rubric maps onto the judge faithfully), an embeddings or moderation endpoint, a classifier, several outputs at
-once, WordNet data that cannot be fetched offline (meteor), or a SQL grammar (is-sql, contains-sql) that is not
-bundled."""
+once, or WordNet data that cannot be fetched offline (meteor)."""
