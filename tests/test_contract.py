@@ -95,7 +95,11 @@ def test_every_typed_config_field_is_described(
     catalogue: dict[str, verdict_pb2.EvaluatorInfo], kind: FieldDescriptor
 ) -> None:
     info = catalogue[kind.name]
-    assert kind.message_type is not None
+    if kind.message_type is None:  # a member carrying another tool's configuration as text fills one listed field
+        assert kind.type == FieldDescriptor.TYPE_STRING
+        assert any(f.required for f in info.fields)
+        assert info.verdicts
+        return
     proto_fields = {f.name for f in kind.message_type.fields}
     assert proto_fields <= {f.name for f in info.fields}
     assert info.verdicts or info.open_verdicts

@@ -61,6 +61,15 @@ CredentialError [judges/credentials.py]
                                       an HTTP judge's API key cannot be read or is unusable
                                       → during a call: `error`, api_error + credentials (judges/service.py)
                                       → at startup: ConfigError naming the setting (judges/credentials.py)
+GraderMalfunction [evaluators/model.py]
+                                      a model grader (judges/graders.py) could not answer: no host, a failed call
+                                      → openai_grader `error`, model_grader_server_error (evaluators/graders/)
+                                      → promptfoo: that assertion is `error` (evaluators/promptfoo/)
+Undecided [evaluators/promptfoo/checks.py]
+                                      a promptfoo assertion lacks the fact it reads, or its regex ran out of time
+                                      → that assertion, and the verdict, `error` (evaluators/promptfoo/assertions.py)
+NotJson(ValueError) [evaluators/json_compare.py]
+                                      a tool call's arguments are not JSON → trajectory `error`, malformed
 ```
 
 Built-in exceptions take the same road: a parse past `parse_timeout_seconds` (TimeoutError), a dead or failing parse

@@ -668,8 +668,8 @@ REJECTED: tuple[Rejected, ...] = (
     ),
     Rejected(
         "key of another type",
-        {"type": "output_numeric", "operator": "eq", "target": 1.0, "pattern": "x"},
-        "config.pattern",
+        {"type": "output_numeric", "operator": "eq", "target": 1.0, "expected": []},
+        "config.expected",
         typed=False,
     ),
     Rejected("output_numeric needs operator", {"type": "output_numeric", "target": 1.0}, "config.operator"),

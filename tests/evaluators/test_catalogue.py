@@ -18,7 +18,10 @@ from verdict.runner import Runner
 from verdict.v1 import verdict_pb2
 
 ONEOF = verdict_pb2.EvaluatorConfig.DESCRIPTOR.oneofs_by_name["kind"]
-TYPED_MEMBERS = {field.name: field for field in ONEOF.fields if field.name != "yaml"}
+MEMBERS = {field.name: field for field in ONEOF.fields if field.name != "yaml"}
+TYPED_MEMBERS = {name: field for name, field in MEMBERS.items() if field.message_type is not None}
+TEXT_MEMBERS = {name: field for name, field in MEMBERS.items() if field.message_type is None}
+"""Members that carry another tool's configuration as text (promptfoo, openai_grader)."""
 ALLOWED_TYPES = {
     "string",
     "number",
@@ -53,8 +56,18 @@ def _proto_type(field: FieldDescriptor) -> set[str]:
     }[field.type]
 
 
-def test_every_typed_member_is_in_the_catalogue() -> None:
-    assert set(SPECS) == set(TYPED_MEMBERS)
+def test_every_member_is_in_the_catalogue() -> None:
+    assert set(SPECS) == set(MEMBERS)
+
+
+@pytest.mark.parametrize("kind", sorted(TEXT_MEMBERS))
+def test_a_text_member_names_the_required_field_it_fills(kind: str) -> None:
+    assert TEXT_MEMBERS[kind].type == FieldDescriptor.TYPE_STRING
+    spec = SPECS[kind]
+    field = spec.field(spec.text_member)
+    assert field is not None
+    assert field.required
+    assert {name for name, other in SPECS.items() if other.text_member} == set(TEXT_MEMBERS)
 
 
 @pytest.mark.parametrize("kind", sorted(TYPED_MEMBERS))
@@ -83,6 +96,7 @@ def test_catalogue_is_sorted_and_shows_the_server_judge_model() -> None:
 
 def test_catalogue_flags() -> None:
     assert {k for k, s in SPECS.items() if s.stateful} == {
+        "trajectory",
         "diff_stall",
         "action_stall",
         "score_stall",
@@ -116,6 +130,9 @@ def test_required_fields_per_reference() -> None:
         "llm_structured": set(),
         "comparator": set(),
         "contract": {"pairs"},
+        "trajectory": {"expected"},
+        "promptfoo": {"assert"},
+        "openai_grader": {"grader"},
     }
 
 
@@ -149,7 +166,7 @@ def test_validate_accepts_integral_floats_for_integers() -> None:
         ({"type": "output_regex"}, "valid types: action_stall, classify"),
         ({"type": "output_contain", "pattern": "x"}, "did you mean 'output_contains'"),
         ({"type": "output_numeric", "operator": "eq", "target": 1, "kye": "n"}, "did you mean 'key'"),
-        ({"type": "output_numeric", "operator": "eq", "target": 1, "pattern": "n"}, "belongs to output_contains"),
+        ({"type": "output_numeric", "operator": "eq", "target": 1, "expected": []}, "belongs to trajectory"),
         ({"type": "diff_stall", "max_stall": True}, "must be an integer"),
         ({"type": "output_json", "path": ".a", "operator": "eq", "target": float("nan")}, "finite"),
         ({"type": "llm_structured", "schema": {"a": {1, 2}}}, "JSON value"),

@@ -63,6 +63,7 @@ def test_short_circuit_exempts_exactly_the_exit_code_aware_types() -> None:
         "action_stall",
         "llm_structured",
         "contract",
+        "trajectory",
     }
     timeout_readers = {kind for kind in SPECS if SPECS[kind].reads_timeouts}
     assert timeout_readers == {"mcp_result"}

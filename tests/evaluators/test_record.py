@@ -41,8 +41,14 @@ TYPED_MEMBERS = sorted(
     for field in verdict_pb2.EvaluatorConfig.DESCRIPTOR.oneofs_by_name["kind"].fields
     if field.message_type is not None
 )
+TEXT_MEMBERS = sorted(
+    field.name
+    for field in verdict_pb2.EvaluatorConfig.DESCRIPTOR.oneofs_by_name["kind"].fields
+    if field.message_type is None and field.name != "yaml"
+)
+"""Members that carry another tool's configuration as text; their examples are that text."""
 
-EXAMPLES: dict[str, dict[str, Any]] = {
+EXAMPLES: dict[str, Any] = {
     # One valid typed configuration per evaluator type; a new type needs a row here (the test below says so).
     "exit_code": {},
     "output_numeric": {"operator": "ge", "target": 3},
@@ -59,6 +65,10 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "llm_structured": {"prompt": "Did it work?"},
     "comparator": {"baseline": "the old answer"},
     "contract": {"pairs": [{"producer_content": "def f(): ...", "consumer_content": "f()"}]},
+    "trajectory": {"expected": [{"name": "search", "arguments": '{"q": "x"}'}], "match": "superset"},
+    "promptfoo": "- type: contains\n  value: '5'\n",
+    "openai_grader": '{"type": "string_check", "name": "s", "input": "{{sample.output_text}}", "reference": "5", '
+    '"operation": "eq"}',
 }
 
 
@@ -82,11 +92,11 @@ def test_every_record_is_complete() -> None:
 
 
 def test_every_proto_member_has_a_record_and_every_record_a_proto_member() -> None:
-    assert sorted(CATALOGUE) == TYPED_MEMBERS
+    assert sorted(CATALOGUE) == sorted(TYPED_MEMBERS + TEXT_MEMBERS)
 
 
 def test_every_type_has_an_example_here() -> None:
-    assert sorted(EXAMPLES) == TYPED_MEMBERS, "add a valid configuration of the new type to EXAMPLES"
+    assert sorted(EXAMPLES) == sorted(TYPED_MEMBERS + TEXT_MEMBERS), "add a configuration of the new type to EXAMPLES"
 
 
 @pytest.mark.parametrize(
@@ -150,12 +160,15 @@ async def test_every_type_is_reachable_through_evaluate_and_list_evaluators(tmp_
     config = make_config(workspace_root=str(tmp_path), judge_host="http://127.0.0.1:9", judge_timeout_seconds=5)
     async with serving(config) as running:
         listed = await running.stub.ListEvaluators(verdict_pb2.ListEvaluatorsRequest(), timeout=10)
-        assert sorted(info.type for info in listed.evaluators) == TYPED_MEMBERS
-        for kind in TYPED_MEMBERS:
+        assert sorted(info.type for info in listed.evaluators) == sorted(TYPED_MEMBERS + TEXT_MEMBERS)
+        for kind in TYPED_MEMBERS + TEXT_MEMBERS:
             message = verdict_pb2.EvaluatorConfig()
-            member = getattr(message, kind)
-            json_format.ParseDict(EXAMPLES[kind], member)
-            member.SetInParent()
+            if kind in TEXT_MEMBERS:
+                setattr(message, kind, EXAMPLES[kind])
+            else:
+                member = getattr(message, kind)
+                json_format.ParseDict(EXAMPLES[kind], member)
+                member.SetInParent()
             request = verdict_pb2.EvaluateRequest(config=message, output="5")
             response = await running.stub.Evaluate(request, timeout=30)
             spec = CATALOGUE[kind].spec

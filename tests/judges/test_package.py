@@ -26,6 +26,7 @@ def test_the_exported_names_are_exactly_the_intended_ones():
         "JudgeService",
         "Judges",
         "LlmStructured",
+        "ModelGraders",
         "RulingCache",
         "SecondOpinion",
         "build_judges",

@@ -44,12 +44,12 @@ def uses_judge(config: verdict_pb2.EvaluatorConfig) -> bool:
 
 
 ToolCallLike: TypeAlias = verdict_pb2.ToolCall | Mapping[str, Any]
-"""One tool call: the proto, or a mapping with `id`, `name` and `arguments` (the provider's JSON text, or an object,
-which is sent as JSON)."""
+"""One tool call: the proto, a mapping with `id`, `name` and `arguments` (the provider's JSON text, or an object, which
+is sent as JSON), or a call as OpenAI's chat completions return it (`{"id", "type": "function", "function": {...}}`)."""
 
 ToolLike: TypeAlias = verdict_pb2.ToolDefinition | Mapping[str, Any]
 """One declared tool: the proto, or a mapping with `name`, `description`, `parameters` (a JSON Schema as a mapping or
-JSON text) and `strict`."""
+JSON text) and `strict`, or a tool as OpenAI's requests declare it (`{"type": "function", "function": {...}}`)."""
 
 ProviderJson: TypeAlias = str | bytes | Mapping[str, Any] | Sequence[Any] | Any
 """A provider's JSON as text, as parsed JSON, or as an SDK object with `model_dump_json()` (OpenAI, Anthropic and
@@ -73,10 +73,11 @@ def provider_json(value: ProviderJson) -> str:
 def tool_call(call: ToolCallLike) -> verdict_pb2.ToolCall:
     if isinstance(call, verdict_pb2.ToolCall):
         return call
-    arguments = call.get("arguments", "")
+    function = call.get("function", call)
+    arguments = function.get("arguments", "")
     return verdict_pb2.ToolCall(
-        id=call.get("id", ""),
-        name=call["name"],
+        id=str(call.get("id", "")),
+        name=function["name"],
         arguments=arguments if isinstance(arguments, str) else json.dumps(arguments),
     )
 
@@ -84,12 +85,13 @@ def tool_call(call: ToolCallLike) -> verdict_pb2.ToolCall:
 def tool_definition(tool: ToolLike) -> verdict_pb2.ToolDefinition:
     if isinstance(tool, verdict_pb2.ToolDefinition):
         return tool
-    parameters = tool.get("parameters", "")
+    function = tool.get("function", tool)
+    parameters = function.get("parameters", "")
     return verdict_pb2.ToolDefinition(
-        name=tool["name"],
-        description=tool.get("description", ""),
+        name=function["name"],
+        description=function.get("description", ""),
         parameters=parameters if isinstance(parameters, str) else json.dumps(parameters),
-        strict=bool(tool.get("strict", False)),
+        strict=bool(function.get("strict", False)),
     )
 
 

@@ -13,6 +13,8 @@ import type { EvaluateResponse__Output } from "./generated/verdict/v1/EvaluateRe
 import type { EvaluatorConfig } from "./generated/verdict/v1/EvaluatorConfig";
 import type { ListEvaluatorsResponse__Output } from "./generated/verdict/v1/ListEvaluatorsResponse";
 import type { VerdictServiceClient } from "./generated/verdict/v1/VerdictService";
+import type { ToolCall } from "./generated/verdict/v1/ToolCall";
+import type { ToolDefinition } from "./generated/verdict/v1/ToolDefinition";
 import type { VerifyResponseRequest } from "./generated/verdict/v1/VerifyResponseRequest";
 import type { VerifyResponseResponse__Output } from "./generated/verdict/v1/VerifyResponseResponse";
 import { fromStruct, type JsonObject, type JsonValue, toStruct } from "./struct";
@@ -50,6 +52,55 @@ export interface EvaluateInput {
   state?: Uint8Array;
   /** A directory under the server's workspace_root, for evaluators that read files. */
   workspace?: string;
+  /**
+   * The tool calls the agent made in this step (trajectory, promptfoo's tool assertions, graders' output_tools):
+   * `{id, name, arguments}` (arguments as JSON text or an object) or as OpenAI returns them
+   * (`{id, type: "function", function: {name, arguments}}`).
+   */
+  toolCalls?: ToolCallLike[];
+  /** The provider's finish reason (promptfoo's finish-reason). */
+  finishReason?: string;
+  /** The provider call's latency in milliseconds (promptfoo's latency). */
+  latencyMs?: number;
+  /** The provider call's cost in dollars (promptfoo's cost). */
+  cost?: number;
+  /** The completion's token log-probabilities (promptfoo's perplexity). */
+  logprobs?: number[];
+  /** The tools declared to the model (promptfoo's is-valid-openai-tools-call), plain or in OpenAI's request form. */
+  tools?: ToolLike[];
+}
+
+/** A tool call: the proto's fields, with arguments as JSON text or an object, or OpenAI's `{function: {...}}` form. */
+export type ToolCallLike =
+  | { id?: string; name: string; arguments?: string | JsonObject }
+  | { id?: string; type?: "function"; function: { name: string; arguments?: string | JsonObject } };
+
+/** A declared tool: name, description, parameters (a JSON Schema object or its text), strict; or OpenAI's form. */
+export type ToolLike =
+  | { name: string; description?: string; parameters?: string | JsonObject; strict?: boolean }
+  | {
+      type?: "function";
+      function: { name: string; description?: string; parameters?: string | JsonObject; strict?: boolean };
+    };
+
+function jsonText(value: string | JsonObject | undefined): string {
+  if (value === undefined) return "";
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+function toolCall(call: ToolCallLike): ToolCall {
+  const fn = "function" in call ? call.function : call;
+  return { id: call.id ?? "", name: fn.name, arguments: jsonText(fn.arguments) };
+}
+
+function toolDefinition(tool: ToolLike): ToolDefinition {
+  const fn = "function" in tool ? tool.function : tool;
+  return {
+    name: fn.name,
+    description: fn.description ?? "",
+    parameters: jsonText(fn.parameters),
+    strict: fn.strict ?? false,
+  };
 }
 
 /** The routing verdict of one loop step. Send `state` back with the next call of the same evaluator. */
@@ -327,7 +378,13 @@ function evaluateRequest(input: EvaluateInput): EvaluateRequest {
     exitCode: input.exitCode ?? 0,
     state: input.state === undefined ? Buffer.alloc(0) : Buffer.from(input.state),
     workspace: input.workspace ?? "",
+    toolCalls: (input.toolCalls ?? []).map(toolCall),
+    finishReason: input.finishReason ?? "",
+    logprobs: input.logprobs ?? [],
+    tools: (input.tools ?? []).map(toolDefinition),
   };
+  if (input.latencyMs !== undefined) request.latencyMs = input.latencyMs;
+  if (input.cost !== undefined) request.cost = input.cost;
   if (input.context !== undefined) request.context = toStruct(input.context);
   return request;
 }
@@ -348,11 +405,30 @@ function snake(name: string): string {
   return name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
 }
 
-/** Whether the evaluation may wait for a judge. YAML text is not parsed here, so it counts as judge-backed. */
+/** An OpenAI grader asks a judge when its text names one of these grader types (anywhere, for a multi grader). */
+const MODEL_GRADERS = ['"score_model"', '"label_model"'];
+
+function namesModelGrader(text: string): boolean {
+  const compact = text.replace(/\s/g, "");
+  return MODEL_GRADERS.some((name) => compact.includes(name));
+}
+
+/**
+ * Whether the evaluation may wait for a judge. YAML text is not parsed here, so it counts as judge-backed; an OpenAI
+ * grader does when it names a model grader type, a promptfoo list when it names llm-rubric.
+ */
 export function usesJudge(config: EvaluatorConfig): boolean {
+  if (config.openaiGrader !== undefined) return namesModelGrader(config.openaiGrader);
+  if (config.promptfoo !== undefined) return config.promptfoo.includes("llm-rubric");
   if (config.yaml !== undefined) {
     try {
       const block: unknown = JSON.parse(config.yaml);
+      if (typeof block === "object" && block !== null && (block as EvaluateBlock).type === "openai_grader") {
+        return namesModelGrader(config.yaml);
+      }
+      if (typeof block === "object" && block !== null && (block as EvaluateBlock).type === "promptfoo") {
+        return config.yaml.includes("llm-rubric");
+      }
       return typeof block !== "object" || block === null || JUDGE_TYPES.has(String((block as EvaluateBlock).type));
     } catch {
       return true;

@@ -18,6 +18,8 @@ export {
   type ToolCallCheck,
   type ToolCallInput,
   type ToolInput,
+  type ToolCallLike,
+  type ToolLike,
   VerdictClient,
   type Verification,
   verdictName,

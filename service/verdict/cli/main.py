@@ -114,6 +114,16 @@ def build_parser() -> argparse.ArgumentParser:
         "evaluate", help="run an evaluator, print the verdict as JSON (or a batch job over JSONL with --jsonl)"
     )
     evaluate.add_argument("--evaluator", help="a little-loops `evaluate:` block, YAML or JSON")
+    evaluate.add_argument("--promptfoo", help="a promptfoo `assert:` list (or test case), YAML or JSON")
+    evaluate.add_argument("--openai-grader", help="an OpenAI grader object as JSON")
+    evaluate.add_argument(
+        "--tool-calls", default="[]", help="the step's tool calls as a JSON list of {id, name, arguments}"
+    )
+    evaluate.add_argument("--tools", default="[]", help="the declared tools as a JSON list of {name, parameters, ...}")
+    evaluate.add_argument("--finish-reason", default="")
+    evaluate.add_argument("--latency-ms", type=float)
+    evaluate.add_argument("--cost", type=float)
+    evaluate.add_argument("--logprobs", default="[]", help="token log-probabilities as a JSON list")
     evaluate.add_argument(
         "--jsonl",
         nargs="+",
@@ -211,13 +221,24 @@ async def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
 
     from verdict.v1 import verdict_pb2
 
+    if args.promptfoo is not None:
+        config = verdict_pb2.EvaluatorConfig(promptfoo=args.promptfoo)
+    elif args.openai_grader is not None:
+        config = verdict_pb2.EvaluatorConfig(openai_grader=args.openai_grader)
+    else:
+        config = verdict_pb2.EvaluatorConfig(yaml=args.evaluator)
     request = verdict_pb2.EvaluateRequest(
-        config=verdict_pb2.EvaluatorConfig(yaml=args.evaluator),
+        config=config,
         output=_read(args.output_file),
         exit_code=args.exit_code,
         state=state_token(args.state),
         workspace=args.workspace,
+        finish_reason=args.finish_reason,
     )
+    facts = {"toolCalls": json.loads(args.tool_calls), "tools": json.loads(args.tools)}
+    facts["logprobs"] = json.loads(args.logprobs)
+    facts.update({k: v for k, v in (("latencyMs", args.latency_ms), ("cost", args.cost)) if v is not None})
+    json_format.ParseDict(facts, request)
     json_format.ParseDict(json.loads(args.context), request.context)
     if args.target:
         response = await call(args, "Evaluate", request)
@@ -291,8 +312,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command == "evaluate" and not args.jsonl and not args.evaluator:
-        parser.error("evaluate needs --evaluator (one evaluation) or --jsonl FILE (a batch job)")
+    chosen = [args.evaluator, args.promptfoo, args.openai_grader] if args.command == "evaluate" else []
+    if args.command == "evaluate" and not args.jsonl and sum(value is not None for value in chosen) != 1:
+        parser.error(
+            "evaluate needs one of --evaluator, --promptfoo or --openai-grader (one evaluation), "
+            "or --jsonl FILE (a batch job)"
+        )
     if args.command == "serve":
         flags = {key: getattr(args, key) for key in config_keys()}
         with _held_config_records() as held:

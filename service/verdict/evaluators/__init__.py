@@ -11,7 +11,18 @@ from verdict.evaluators.catalogue import CATALOGUE, DEFAULT_CONTRACT, validate
 from verdict.evaluators.dispatch import Evaluations
 from verdict.evaluators.evaluate_block import load_evaluate_block
 from verdict.evaluators.interpolation import InterpolationError, Namespaces, interpolate
-from verdict.evaluators.model import EvaluationInput, EvaluationResult, JudgedEvaluator, Judgement, Step
+from verdict.evaluators.model import (
+    EvaluationInput,
+    EvaluationResult,
+    GraderMalfunction,
+    JudgedEvaluator,
+    Judgement,
+    ModelGrader,
+    ResponseFacts,
+    Step,
+    ToolCall,
+    ToolDefinition,
+)
 from verdict.evaluators.outside import Outside
 from verdict.evaluators.record import Evaluator, Pure, Registry
 from verdict.evaluators.spec import EvaluatorSpec, FieldSpec
@@ -26,14 +37,19 @@ __all__ = [
     "Evaluator",
     "EvaluatorSpec",
     "FieldSpec",
+    "GraderMalfunction",
     "InterpolationError",
     "JudgedEvaluator",
     "Judgement",
+    "ModelGrader",
     "Namespaces",
     "Outside",
     "Pure",
     "Registry",
+    "ResponseFacts",
     "Step",
+    "ToolCall",
+    "ToolDefinition",
     "interpolate",
     "jsonable",
     "load_evaluate_block",

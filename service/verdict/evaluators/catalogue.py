@@ -14,7 +14,7 @@ from typing import Any
 
 from verdict.config.keys import DEFAULT_JUDGE_MODEL
 from verdict.errors import InvalidConfig
-from verdict.evaluators import deterministic, outside, stall
+from verdict.evaluators import deterministic, graders, outside, promptfoo, stall, trajectory
 from verdict.evaluators.record import Evaluator, Identity, Pure, Registry
 from verdict.evaluators.spec import EvaluatorSpec, FieldSpec
 from verdict.evaluators.validation import check_field, fresh
@@ -418,6 +418,101 @@ CATALOGUE = Registry(
             ),
             run=None,
             checks=(_one_baseline, _at_least_one_pair),
+        ),
+        Evaluator(
+            EvaluatorSpec(
+                "trajectory",
+                "The agent's tool calls (the earlier steps' from the state token, then this step's) against the "
+                "expected calls: exact, in_order, any_order, subset or superset, arguments compared as JSON values.",
+                (
+                    FieldSpec(
+                        "expected",
+                        "list[object]",
+                        "The expected calls: name, arguments (a JSON object or its text; unset: not compared) and "
+                        "argument_modes (per top-level argument: exact, canonical, subset or ignore).",
+                        True,
+                    ),
+                    FieldSpec(
+                        "match",
+                        "string",
+                        "exact, in_order, any_order, subset (every call made is expected) or superset (every "
+                        "expected call is made).",
+                        default="exact",
+                        choices=trajectory.MATCH_MODES,
+                    ),
+                    FieldSpec(
+                        "arguments",
+                        "string",
+                        "How arguments compare: exact (values and JSON types), canonical (numbers by value), subset "
+                        "(the expected arguments are among the call's) or ignore.",
+                        default="canonical",
+                        choices=trajectory.ARGUMENT_MODES,
+                    ),
+                    FieldSpec(
+                        "threshold",
+                        "number",
+                        "The score (1 exactly when the match mode holds) at or above which the verdict is yes.",
+                        default=1.0,
+                        minimum=0,
+                        maximum=1,
+                    ),
+                    _SOURCE,
+                ),
+                _YES_NO_ERROR,
+                exit_code_aware=True,
+                stateful=True,
+            ),
+            run=trajectory.run,
+            identity=_settings_only(trajectory.identity),
+            checks=(trajectory.check_expected,),
+        ),
+        Evaluator(
+            EvaluatorSpec(
+                "promptfoo",
+                "A promptfoo `assert:` list verbatim, scored as promptfoo scores it (not-, threshold, weight, "
+                "metric, assert-set, the test threshold) against the output and the provider facts.",
+                (
+                    FieldSpec(
+                        "assert",
+                        "any",
+                        "The assert list (or a test case holding assert, threshold and vars), as a list or as its "
+                        "YAML or JSON text.",
+                        True,
+                    ),
+                    FieldSpec(
+                        "threshold",
+                        "number",
+                        "The test-level threshold: pass when the weighted score reaches it, whatever single "
+                        "assertions did.",
+                    ),
+                    FieldSpec("vars", "object", "The test's vars, for `{{ name }}` in assertion values.", default={}),
+                    _SOURCE,
+                ),
+                _YES_NO_ERROR,
+                text_member="assert",
+            ),
+            run=promptfoo.run,
+            checks=(promptfoo.check_assertions,),
+        ),
+        Evaluator(
+            EvaluatorSpec(
+                "openai_grader",
+                "An OpenAI grader object verbatim (string_check, text_similarity, score_model, label_model, multi) "
+                "with its {{item.…}} / {{sample.…}} templates; score_model and label_model ask the judge.",
+                (
+                    FieldSpec(
+                        "grader",
+                        "any",
+                        "The grader object, or its JSON text; `python` graders are refused, never executed.",
+                        True,
+                    ),
+                    _SOURCE,
+                ),
+                _YES_NO_ERROR,
+                text_member="grader",
+            ),
+            run=graders.run,
+            checks=(graders.check,),
         ),
         Evaluator(
             EvaluatorSpec(

@@ -31,10 +31,11 @@ from verdict.errors import FailedPrecondition, InvalidArgument
 from verdict.evaluators import deterministic, state
 from verdict.evaluators.catalogue import CATALOGUE
 from verdict.evaluators.interpolation import InterpolationError, Namespaces, interpolate
-from verdict.evaluators.model import EvaluationInput, EvaluationResult, JudgedEvaluator, Step
+from verdict.evaluators.model import EvaluationInput, EvaluationResult, JudgedEvaluator, ModelGrader, Step
 from verdict.evaluators.outside import Outside, Workspace
 from verdict.evaluators.record import Evaluator, Registry
 from verdict.evaluators.spec import EvaluatorSpec
+from verdict.evaluators.validation import ignored_keys
 from verdict.evaluators.values import jsonable
 from verdict.metrics import Metrics
 from verdict.runner import Runner
@@ -47,7 +48,9 @@ class Evaluations:
     """The Evaluate and ListEvaluators behaviour, independent of gRPC. One per server.
 
     `judged` supplies the run of each judge-backed record (the judges package builds it); `registry` is the
-    catalogue of records, the built-in one unless a test or an embedding brings its own.
+    catalogue of records, the built-in one unless a test or an embedding brings its own; `grader` answers the
+    model-graded checks of the otherwise pure families (OpenAI score_model and label_model graders, promptfoo's
+    model-graded assertions), None when no judge is wired in.
     """
 
     def __init__(
@@ -58,12 +61,14 @@ class Evaluations:
         judged: Mapping[str, JudgedEvaluator] | None = None,
         *,
         registry: Registry = CATALOGUE,
+        grader: ModelGrader | None = None,
     ) -> None:
         self._config = config
         self._runner = runner
         self._metrics = metrics
         self._judged: dict[str, JudgedEvaluator] = dict(judged or {})
         self._registry = registry
+        self._grader = grader
 
     def catalogue(self) -> tuple[EvaluatorSpec, ...]:
         """Every evaluator type, sorted by type; a judge's `model` shows the server's judge_model as its default."""
@@ -100,6 +105,16 @@ class Evaluations:
         if short is not None:
             return EvaluationResult(short.verdict, short.details, request.state if spec.stateful else b"")
         settings = self._registry.validate(request.config, judge_model=self._config.judge_model)
+        ignored = ignored_keys(spec, request.config)
+        result = await self._checked(record, settings, request, deadline)
+        if ignored:
+            return replace(result, details={**result.details, "ignored_keys": ignored})
+        return result
+
+    async def _checked(
+        self, record: Evaluator, settings: dict[str, Any], request: EvaluationInput, deadline: float | None
+    ) -> EvaluationResult:
+        spec = record.spec
         namespaces = Namespaces.from_context(request.context)
         output = _source(settings["source"], request.output, namespaces)
         if record.run is None:
@@ -109,12 +124,12 @@ class Evaluations:
                 f"{spec.type} keeps no state; send an empty state", field="state", reason="INVALID_STATE_TOKEN"
             )
         workspace = self._workspace(spec.type, request.workspace) if record.needs_workspace else None
-        step = Step(settings, output, request.exit_code, namespaces)
+        step = Step(settings, output, request.exit_code, namespaces, facts=request.facts)
         key = ""
         if record.identity is not None:
             key = state.identity(spec.type, record.identity(settings, workspace.relative if workspace else ""))
             step = replace(step, state=state.decode(request.state, spec.type, key))
-        outside = Outside(self._config, self._runner, deadline, request.state, workspace)
+        outside = Outside(self._config, self._runner, deadline, request.state, workspace, self._grader)
         outcome = await record.run(step, outside)
         if isinstance(outcome, EvaluationResult):
             return outcome

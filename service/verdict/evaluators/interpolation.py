@@ -31,8 +31,9 @@ from verdict.evaluators.values import whole_numbers
 
 __all__ = ["MAX_INTERPOLATED_CHARS", "NAMESPACES", "InterpolationError", "Namespaces", "interpolate"]
 
-NAMESPACES = ("context", "captured", "prev", "result", "state", "loop", "env", "messages", "param")
-"""The top-level keys the request's `context` may carry; any other key is rejected as a likely typo."""
+NAMESPACES = ("context", "captured", "prev", "result", "state", "loop", "env", "messages", "param", "item")
+"""The top-level keys the request's `context` may carry; any other key is rejected as a likely typo. `item` is the
+data row an OpenAI grader's `{{item.…}}` reads."""
 
 MAX_INTERPOLATED_CHARS = 16 * 1024 * 1024
 """Longest text one interpolation may produce: `${context.x}` repeated in a template multiplies a large context value,

@@ -8,7 +8,51 @@ from typing import Any, Protocol
 
 from verdict.evaluators.interpolation import Namespaces
 
-__all__ = ["EvaluationInput", "EvaluationResult", "JudgedEvaluator", "Judgement", "Step"]
+__all__ = [
+    "EvaluationInput",
+    "EvaluationResult",
+    "GraderMalfunction",
+    "JudgedEvaluator",
+    "Judgement",
+    "ModelGrader",
+    "ResponseFacts",
+    "Step",
+    "ToolCall",
+    "ToolDefinition",
+]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call the agent made: the provider's id, the function name and the arguments as the provider sent them
+    (JSON text, parsed only by the evaluator that compares them, so a malformed one is that evaluator's finding)."""
+
+    name: str
+    arguments: str = ""
+    id: str = ""
+
+
+@dataclass(frozen=True)
+class ToolDefinition:
+    """One tool declared to the model: its name and the JSON Schema text of its arguments ("" is any object)."""
+
+    name: str
+    parameters: str = ""
+    description: str = ""
+    strict: bool = False
+
+
+@dataclass(frozen=True)
+class ResponseFacts:
+    """What the provider said about the step besides its text: the facts promptfoo's assertions, OpenAI's graders
+    and the trajectory evaluator read. The little-loops types read none of them."""
+
+    tool_calls: tuple[ToolCall, ...] = ()
+    finish_reason: str = ""
+    latency_ms: float | None = None
+    cost: float | None = None
+    logprobs: tuple[float, ...] = ()
+    tools: tuple[ToolDefinition, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -26,6 +70,7 @@ class EvaluationInput:
     context: Mapping[str, Any] = field(default_factory=dict)
     state: bytes = b""
     workspace: str = ""
+    facts: ResponseFacts = field(default_factory=ResponseFacts)
 
 
 @dataclass(frozen=True)
@@ -50,6 +95,7 @@ class Step:
     exit_code: int = 0
     namespaces: Namespaces = field(default_factory=Namespaces)
     state: Mapping[str, Any] | None = None
+    facts: ResponseFacts = field(default_factory=ResponseFacts)
 
 
 @dataclass(frozen=True)
@@ -74,3 +120,33 @@ class JudgedEvaluator(Protocol):
     async def __call__(
         self, config: Mapping[str, Any], request: EvaluationInput, deadline: float | None
     ) -> EvaluationResult: ...
+
+
+class GraderMalfunction(Exception):
+    """A model grader could not answer (no judge host, a timeout, an unreadable reply). `flags` are the judge's
+    failure details (`timeout`, `api_error`, ...), reported beside the check's `error`."""
+
+    def __init__(self, message: str, flags: Mapping[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.flags = dict(flags or {})
+
+
+class ModelGrader(Protocol):
+    """A model-graded check inside a family that is otherwise pure (an OpenAI score_model or label_model grader, a
+    promptfoo llm-rubric): the judges package supplies it, the dispatcher hands it to the run through `Outside`.
+
+    `messages` are the rendered chat messages (role, content); `schema` is the JSON schema of the answer object. It
+    returns the answer object, or raises `GraderMalfunction` when the judge could not answer (timeout, no host,
+    unreadable reply): the check is then `error`, never a failure charged to the model.
+    """
+
+    async def __call__(
+        self,
+        messages: tuple[tuple[str, str], ...],
+        schema: Mapping[str, Any],
+        *,
+        model: str,
+        evaluator: str,
+        deadline: float | None,
+    ) -> dict[str, Any]: ...

@@ -18,7 +18,7 @@ from verdict.errors import DeadlineTooShort
 from verdict.evaluators import deterministic, stall
 from verdict.evaluators.diffstat import Checkout, GitFailed, diff_stat
 from verdict.evaluators.fingerprint import fingerprint
-from verdict.evaluators.model import EvaluationResult, Judgement, Step
+from verdict.evaluators.model import EvaluationResult, Judgement, ModelGrader, Step
 from verdict.runner import Runner
 from verdict.workspace import UncheckedConfig, find_repository, open_beneath, open_root
 
@@ -47,6 +47,9 @@ class Outside:
     deadline: float | None = None
     token: bytes = b""
     workspace: Workspace | None = None
+    grader: ModelGrader | None = None
+    """The model grader (see `ModelGrader`) for the model-graded checks of promptfoo and openai_grader; None when the
+    server has no judge."""
 
     def bound(self, limit: float) -> float:
         """`limit`, or less when the caller's deadline is nearer; no time left is DEADLINE_EXCEEDED."""

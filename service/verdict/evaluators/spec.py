@@ -47,6 +47,10 @@ class EvaluatorSpec:
     reads_timeouts: bool = False
     uses_judge: bool = False
     stateful: bool = False
+    text_member: str = ""
+    """For a type whose EvaluatorConfig member is a string (promptfoo, openai_grader): the field that text fills,
+    so `{"promptfoo": "<assert list>"}` on the wire is `{"type": "promptfoo", "assert": "<assert list>"}` here, the
+    same dict a `yaml` block writing the field itself gives. Not on the wire."""
 
     def field(self, name: str) -> FieldSpec | None:
         return next((spec for spec in self.fields if spec.name == name), None)

@@ -16,10 +16,64 @@ from typing import Any
 from verdict.errors import InvalidConfig
 from verdict.evaluators.spec import EvaluatorSpec, FieldSpec
 
-__all__ = ["COMMON_KEYS", "MAX_INTEGER", "MAX_LIST_ITEMS", "check_field", "check_fields", "evaluator_type", "fresh"]
+__all__ = [
+    "COMMON_KEYS",
+    "LITTLE_LOOPS_KEYS",
+    "MAX_INTEGER",
+    "MAX_LIST_ITEMS",
+    "check_field",
+    "check_fields",
+    "evaluator_type",
+    "fresh",
+    "ignored_keys",
+]
 
 COMMON_KEYS = ("type", "source")
 """Keys every configuration may carry whatever its type."""
+
+LITTLE_LOOPS_KEYS = frozenset(
+    {
+        "operator",
+        "target",
+        "tolerance",
+        "pattern",
+        "negate",
+        "path",
+        "prompt",
+        "schema",
+        "min_confidence",
+        "uncertain_suffix",
+        "previous",
+        "direction",
+        "scope",
+        "max_stall",
+        "history_file",
+        "epsilon",
+        "track",
+        "max_repeat",
+        "baseline_path",
+        "auto_promote",
+        "min_pairs",
+        "pairs",
+        "line",
+        "error_patterns",
+        "key",
+    }
+)
+"""Every key of little-loops' EvaluateConfig. little-loops reads each of them into its config whatever the type and
+ignores the ones the type does not use, so a loop file it runs may hold `path:` under `type: output_numeric` (left
+over from an edit that changed the type). Such a key is accepted for every type, not checked, and named in the
+details' `ignored_keys`; a key little-loops does not know is still refused with a did-you-mean."""
+
+
+def ignored_keys(spec: EvaluatorSpec, config: Mapping[str, Any]) -> list[str]:
+    """The keys of `config` that little-loops knows and `spec` does not use, sorted: accepted and ignored."""
+    return sorted(
+        key
+        for key in config
+        if isinstance(key, str) and key in LITTLE_LOOPS_KEYS and key not in COMMON_KEYS and spec.field(key) is None
+    )
+
 
 MAX_LIST_ITEMS = 64
 """Most entries a list field (error_patterns, track, scope, pairs) may hold: each costs a pass over the output, an
@@ -56,7 +110,7 @@ def check_fields(
     key that belongs to another type.
     """
     for key in config:
-        if key in COMMON_KEYS:
+        if key in COMMON_KEYS or key in LITTLE_LOOPS_KEYS:
             continue
         if not isinstance(key, str) or spec.field(key) is None:
             raise _unknown_key(spec, key, specs)

@@ -16,7 +16,8 @@ structured output, JSON, tags), `chat` (the HTTP backend) and `credentials` (its
 outcome, answer), `interpret` (a finished call → an answer, pure), `clipping` (bounding what a judge wrote),
 `service` (one call: deadline, slot, private HOME, metrics), `rulings` and `ruling_stores` (the ruling cache: a
 repeated question gets the stored ruling), `ruled` (what the judge evaluators share: asking through the cache),
-then one module per evaluator and `second_opinion`.
+then one module per evaluator and `second_opinion`, and `graders` (the model grader of the openai_grader and promptfoo
+evaluators: score_model, label_model, llm-rubric).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from verdict.judges.clis import HOSTS, host_named, select_host
 from verdict.judges.comparator import Comparator
 from verdict.judges.contract import Contract
 from verdict.judges.envelopes import JudgeReply
+from verdict.judges.graders import ModelGraders
 from verdict.judges.hosts import CliHost, Host, HostRegistry, HttpHost
 from verdict.judges.llm_structured import LlmStructured
 from verdict.judges.model import JudgeAnswer, JudgeOutcome, JudgeRequest
@@ -55,6 +57,7 @@ __all__ = [
     "JudgeService",
     "Judges",
     "LlmStructured",
+    "ModelGraders",
     "RulingCache",
     "SecondOpinion",
     "build_judges",

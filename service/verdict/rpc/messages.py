@@ -18,10 +18,14 @@ from verdict.evaluators import (
     EvaluationInput,
     EvaluationResult,
     EvaluatorSpec,
+    ResponseFacts,
+    ToolCall,
+    ToolDefinition,
     jsonable,
     load_evaluate_block,
     whole_numbers,
 )
+from verdict.evaluators.catalogue import SPECS
 from verdict.v1 import verdict_pb2
 from verdict.verify.languages import LANGUAGES, Languages, Runs
 from verdict.verify.model import BlockCheck, ToolCall, ToolCheck, ToolDefinition, Verdict, Verification, VerifyInput
@@ -35,6 +39,7 @@ __all__ = [
     "evaluation_input",
     "evaluation_to_proto",
     "evaluator_config",
+    "response_facts",
     "verdict_name",
     "verification_to_proto",
     "verify_input",
@@ -176,6 +181,21 @@ def evaluation_input(
         context=context,
         state=request.state,
         workspace=request.workspace,
+        facts=response_facts(request),
+    )
+
+
+def response_facts(request: verdict_pb2.EvaluateRequest) -> ResponseFacts:
+    """The provider facts of an Evaluate request (tool calls, finish reason, latency, cost, logprobs, tools)."""
+    return ResponseFacts(
+        tool_calls=tuple(ToolCall(call.name, call.arguments, call.id) for call in request.tool_calls),
+        finish_reason=request.finish_reason,
+        latency_ms=request.latency_ms if request.HasField("latency_ms") else None,
+        cost=request.cost if request.HasField("cost") else None,
+        logprobs=tuple(request.logprobs),
+        tools=tuple(
+            ToolDefinition(tool.name, tool.parameters, tool.description, tool.strict) for tool in request.tools
+        ),
     )
 
 
@@ -245,6 +265,8 @@ def evaluator_config(config: verdict_pb2.EvaluatorConfig) -> dict[str, Any]:
         raise InvalidConfig("config must set one evaluator type or `yaml`", field="config", reason="MISSING_EVALUATOR")
     if kind == "yaml":
         block = load_evaluate_block(config.yaml)
+    elif isinstance(getattr(config, kind), str):  # a member that carries another tool's configuration as text
+        block = {"type": kind, SPECS[kind].text_member: getattr(config, kind)}
     else:
         fields = json_format.MessageToDict(getattr(config, kind), preserving_proto_field_name=True)
         block = {"type": kind, **whole_numbers(fields)}

@@ -32,7 +32,7 @@ from prometheus_client import CollectorRegistry
 from verdict.config.keys import Config
 from verdict.errors import ConfigError
 from verdict.evaluators import Evaluations
-from verdict.judges import Judges, build_judges
+from verdict.judges import Judges, ModelGraders, build_judges
 from verdict.metrics import Metrics, register_runtime_collectors
 from verdict.rpc import SERVICE_DESCRIPTOR, SERVICE_NAME, Limits, VerdictServicer, method_handlers
 from verdict.rpc.decisions import DecisionLog, build_decision_log
@@ -191,7 +191,9 @@ def build_components(config: Config, metrics: Metrics, env: Mapping[str, str]) -
     runner = Runner.for_config(config, metrics)
     judges = build_judges(config, runner, metrics, env)
     verifier = Verifier(config, runner, metrics, second_opinion=judges.second_opinion)
-    evaluations = Evaluations(config, runner, metrics, judged=judges.evaluators)
+    evaluations = Evaluations(
+        config, runner, metrics, judged=judges.evaluators, grader=ModelGraders(judges.service, judges.rulings)
+    )
     return Components(runner, verifier, evaluations, judges)
 
 

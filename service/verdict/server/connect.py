@@ -49,6 +49,7 @@ from verdict.metrics import Metrics, grpc_code_label
 from verdict.rpc import SERVICE_DESCRIPTOR, SERVICE_NAME, VerdictServicer, message_class, to_status
 from verdict.rpc.context import CallContext, current_call, parse_traceparent
 from verdict.rpc.decoding import Undecodable, undecodable
+from verdict.server.graders_http import ASGIApp, GradersHttp
 from verdict.server.interceptors.access_control import AccessInterceptor, publish, unpublish
 from verdict.server.interceptors.admission import EXEMPT_METHODS, Admission
 from verdict.server.interceptors.observe import MethodSeries, log_access
@@ -287,7 +288,7 @@ def connect_application(
     *,
     access: AccessInterceptor | None = None,
     admission: Admission | None = None,
-) -> ConnectASGIApplication[Any]:
+) -> ASGIApp:
     """The ASGI application serving every RPC of the proto's service over Connect, gRPC and gRPC-Web. With `access`
     (the gRPC port's interceptor) every call is authenticated, authorized and limited exactly as on that port; with
     `admission` (the gRPC port's, shared) it is admitted or shed by the same bound on running and queued calls."""
@@ -305,12 +306,20 @@ def connect_application(
             )
         return table
 
-    return _VerdictConnectApp(
+    application = _VerdictConnectApp(
         service=servicer,
         endpoints=endpoints,
         interceptors=[_EdgeRule()],
         read_max_bytes=config.max_message_bytes,
         codecs=[_LenientCodec(codec) for codec in google_protobuf_codecs()],
+    )
+    # OpenAI's graders run/validate routes, through the same door as Evaluate (graders_http.py).
+    evaluate = MethodSeries(metrics, f"/{SERVICE_NAME}/Evaluate", "unary", access_level)
+    return GradersHttp(
+        application,
+        lambda behavior: _endpoint_function(behavior, evaluate, admission, access),
+        servicer.Evaluate,
+        max_bytes=config.max_message_bytes,
     )
 
 
@@ -322,7 +331,7 @@ class ConnectServer:
 
     def __init__(
         self,
-        app: ConnectASGIApplication[Any],
+        app: ASGIApp,
         address: str,
         *,
         grace_seconds: float,

@@ -310,6 +310,7 @@ class EvaluateRequest(_message.Message):
     LATENCY_MS_FIELD_NUMBER: _builtins.int
     COST_FIELD_NUMBER: _builtins.int
     LOGPROBS_FIELD_NUMBER: _builtins.int
+    TOOLS_FIELD_NUMBER: _builtins.int
     output: _builtins.str
     """The action's stdout (or, for score_stall and open_question_stall, the step's score)."""
     exit_code: _builtins.int
@@ -342,6 +343,10 @@ class EvaluateRequest(_message.Message):
     def logprobs(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]:
         """The completion's token log-probabilities, when known (promptfoo's perplexity)."""
 
+    @_builtins.property
+    def tools(self) -> _containers.RepeatedCompositeFieldContainer[Global___ToolDefinition]:
+        """The tools declared to the model in this step (promptfoo's is-valid-openai-tools-call validates calls against them)."""
+
     def __init__(
         self,
         *,
@@ -356,10 +361,11 @@ class EvaluateRequest(_message.Message):
         latency_ms: _builtins.float | None = ...,
         cost: _builtins.float | None = ...,
         logprobs: _abc.Iterable[_builtins.float] | None = ...,
+        tools: _abc.Iterable[Global___ToolDefinition] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_cost", b"_cost", "_latency_ms", b"_latency_ms", "config", b"config", "context", b"context", "cost", b"cost", "latency_ms", b"latency_ms"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_cost", b"_cost", "_latency_ms", b"_latency_ms", "config", b"config", "context", b"context", "cost", b"cost", "exit_code", b"exit_code", "finish_reason", b"finish_reason", "latency_ms", b"latency_ms", "logprobs", b"logprobs", "output", b"output", "state", b"state", "tool_calls", b"tool_calls", "workspace", b"workspace"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_cost", b"_cost", "_latency_ms", b"_latency_ms", "config", b"config", "context", b"context", "cost", b"cost", "exit_code", b"exit_code", "finish_reason", b"finish_reason", "latency_ms", b"latency_ms", "logprobs", b"logprobs", "output", b"output", "state", b"state", "tool_calls", b"tool_calls", "tools", b"tools", "workspace", b"workspace"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__cost: _TypeAlias = _typing.Literal["cost"]  # noqa: Y015
     _WhichOneofArgType__cost: _TypeAlias = _typing.Literal["_cost", b"_cost"]  # noqa: Y015
@@ -603,10 +609,21 @@ class EvaluatorConfig(_message.Message):
     COMPARATOR_FIELD_NUMBER: _builtins.int
     CONTRACT_FIELD_NUMBER: _builtins.int
     YAML_FIELD_NUMBER: _builtins.int
+    PROMPTFOO_FIELD_NUMBER: _builtins.int
+    OPENAI_GRADER_FIELD_NUMBER: _builtins.int
+    TRAJECTORY_FIELD_NUMBER: _builtins.int
     SOURCE_FIELD_NUMBER: _builtins.int
     yaml: _builtins.str
     """A little-loops `evaluate:` block, YAML or JSON, with the same keys and defaults as the reference. It goes
     through the same validation as the typed members and gives identical results.
+    """
+    promptfoo: _builtins.str
+    """promptfoo: a promptfoo `assert:` list (or a test case holding `assert:` and `threshold:`) verbatim, YAML or
+    JSON; the request's output, tool_calls, finish_reason, latency_ms, cost and logprobs are what it reads.
+    """
+    openai_grader: _builtins.str
+    """openai_grader: an OpenAI grader object (string_check, text_similarity, score_model, label_model, multi) as
+    JSON; `{{item.…}}` reads the context's `item` namespace, `{{sample.…}}` the request's output and tool calls.
     """
     source: _builtins.str
     """An ${...} expression whose value replaces `output` as the evaluator's input (the executor's `source:` key).
@@ -672,6 +689,12 @@ class EvaluatorConfig(_message.Message):
     def contract(self) -> Global___ContractConfig:
         """contract: an LLM judgement of producer/consumer pairs."""
 
+    @_builtins.property
+    def trajectory(self) -> Global___TrajectoryConfig:
+        """trajectory: the agent's tool calls (this step's, after the earlier steps' carried in the state token) against
+        the expected ones.
+        """
+
     def __init__(
         self,
         *,
@@ -691,15 +714,18 @@ class EvaluatorConfig(_message.Message):
         comparator: Global___ComparatorConfig | None = ...,
         contract: Global___ContractConfig | None = ...,
         yaml: _builtins.str = ...,
+        promptfoo: _builtins.str = ...,
+        openai_grader: _builtins.str = ...,
+        trajectory: Global___TrajectoryConfig | None = ...,
         source: _builtins.str | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_source", b"_source", "action_stall", b"action_stall", "classify", b"classify", "comparator", b"comparator", "contract", b"contract", "convergence", b"convergence", "diff_stall", b"diff_stall", "exit_code", b"exit_code", "harbor_scorer", b"harbor_scorer", "kind", b"kind", "llm_structured", b"llm_structured", "mcp_result", b"mcp_result", "open_question_stall", b"open_question_stall", "output_contains", b"output_contains", "output_json", b"output_json", "output_numeric", b"output_numeric", "score_stall", b"score_stall", "source", b"source", "yaml", b"yaml"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_source", b"_source", "action_stall", b"action_stall", "classify", b"classify", "comparator", b"comparator", "contract", b"contract", "convergence", b"convergence", "diff_stall", b"diff_stall", "exit_code", b"exit_code", "harbor_scorer", b"harbor_scorer", "kind", b"kind", "llm_structured", b"llm_structured", "mcp_result", b"mcp_result", "open_question_stall", b"open_question_stall", "openai_grader", b"openai_grader", "output_contains", b"output_contains", "output_json", b"output_json", "output_numeric", b"output_numeric", "promptfoo", b"promptfoo", "score_stall", b"score_stall", "source", b"source", "trajectory", b"trajectory", "yaml", b"yaml"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_source", b"_source", "action_stall", b"action_stall", "classify", b"classify", "comparator", b"comparator", "contract", b"contract", "convergence", b"convergence", "diff_stall", b"diff_stall", "exit_code", b"exit_code", "harbor_scorer", b"harbor_scorer", "kind", b"kind", "llm_structured", b"llm_structured", "mcp_result", b"mcp_result", "open_question_stall", b"open_question_stall", "output_contains", b"output_contains", "output_json", b"output_json", "output_numeric", b"output_numeric", "score_stall", b"score_stall", "source", b"source", "yaml", b"yaml"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_source", b"_source", "action_stall", b"action_stall", "classify", b"classify", "comparator", b"comparator", "contract", b"contract", "convergence", b"convergence", "diff_stall", b"diff_stall", "exit_code", b"exit_code", "harbor_scorer", b"harbor_scorer", "kind", b"kind", "llm_structured", b"llm_structured", "mcp_result", b"mcp_result", "open_question_stall", b"open_question_stall", "openai_grader", b"openai_grader", "output_contains", b"output_contains", "output_json", b"output_json", "output_numeric", b"output_numeric", "promptfoo", b"promptfoo", "score_stall", b"score_stall", "source", b"source", "trajectory", b"trajectory", "yaml", b"yaml"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__source: _TypeAlias = _typing.Literal["source"]  # noqa: Y015
     _WhichOneofArgType__source: _TypeAlias = _typing.Literal["_source", b"_source"]  # noqa: Y015
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["exit_code", "output_numeric", "output_json", "output_contains", "convergence", "classify", "diff_stall", "action_stall", "score_stall", "open_question_stall", "mcp_result", "harbor_scorer", "llm_structured", "comparator", "contract", "yaml"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["exit_code", "output_numeric", "output_json", "output_contains", "convergence", "classify", "diff_stall", "action_stall", "score_stall", "open_question_stall", "mcp_result", "harbor_scorer", "llm_structured", "comparator", "contract", "yaml", "promptfoo", "openai_grader", "trajectory"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__source) -> _WhichOneofReturnType__source | None: ...
@@ -707,6 +733,113 @@ class EvaluatorConfig(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
 Global___EvaluatorConfig: _TypeAlias = EvaluatorConfig  # noqa: Y015
+
+@_typing.final
+class TrajectoryConfig(_message.Message):
+    """TrajectoryConfig configures trajectory: the agent's tool calls checked against the expected ones."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EXPECTED_FIELD_NUMBER: _builtins.int
+    MATCH_FIELD_NUMBER: _builtins.int
+    ARGUMENTS_FIELD_NUMBER: _builtins.int
+    THRESHOLD_FIELD_NUMBER: _builtins.int
+    match: _builtins.str
+    """exact (same calls, same order, nothing else), in_order (the expected calls in order, others allowed between),
+    any_order (the same calls in any order), subset (every call made is among the expected ones) or superset (the
+    calls made include every expected one). Default: exact.
+    """
+    arguments: _builtins.str
+    """How arguments compare: exact (equal JSON values, types included), canonical (equal JSON values, numbers by
+    value, so 1 and 1.0 and any whitespace or key order match), subset (the expected arguments are among the call's)
+    or ignore. Default: canonical.
+    """
+    threshold: _builtins.float
+    """The score at or above which the trajectory passes, between 0 and 1. Default: 1 (the match mode holds)."""
+    @_builtins.property
+    def expected(self) -> _containers.RepeatedCompositeFieldContainer[Global___ExpectedToolCall]:
+        """The tool calls the agent is expected to make, in order where the match mode reads order. Required."""
+
+    def __init__(
+        self,
+        *,
+        expected: _abc.Iterable[Global___ExpectedToolCall] | None = ...,
+        match: _builtins.str | None = ...,
+        arguments: _builtins.str | None = ...,
+        threshold: _builtins.float | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_arguments", b"_arguments", "_match", b"_match", "_threshold", b"_threshold", "arguments", b"arguments", "match", b"match", "threshold", b"threshold"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_arguments", b"_arguments", "_match", b"_match", "_threshold", b"_threshold", "arguments", b"arguments", "expected", b"expected", "match", b"match", "threshold", b"threshold"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__arguments: _TypeAlias = _typing.Literal["arguments"]  # noqa: Y015
+    _WhichOneofArgType__arguments: _TypeAlias = _typing.Literal["_arguments", b"_arguments"]  # noqa: Y015
+    _WhichOneofReturnType__match: _TypeAlias = _typing.Literal["match"]  # noqa: Y015
+    _WhichOneofArgType__match: _TypeAlias = _typing.Literal["_match", b"_match"]  # noqa: Y015
+    _WhichOneofReturnType__threshold: _TypeAlias = _typing.Literal["threshold"]  # noqa: Y015
+    _WhichOneofArgType__threshold: _TypeAlias = _typing.Literal["_threshold", b"_threshold"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__arguments) -> _WhichOneofReturnType__arguments | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__match) -> _WhichOneofReturnType__match | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__threshold) -> _WhichOneofReturnType__threshold | None: ...
+
+Global___TrajectoryConfig: _TypeAlias = TrajectoryConfig  # noqa: Y015
+
+@_typing.final
+class ExpectedToolCall(_message.Message):
+    """ExpectedToolCall is one tool call a trajectory expects."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class ArgumentModesEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    NAME_FIELD_NUMBER: _builtins.int
+    ARGUMENTS_FIELD_NUMBER: _builtins.int
+    ARGUMENT_MODES_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The function's name. Required."""
+    arguments: _builtins.str
+    """The expected arguments as JSON text (an object); unset means the arguments are not compared."""
+    @_builtins.property
+    def argument_modes(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Per-argument overrides of the comparison mode (exact, canonical, subset, ignore), by top-level argument name."""
+
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        arguments: _builtins.str | None = ...,
+        argument_modes: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_arguments", b"_arguments", "arguments", b"arguments"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_arguments", b"_arguments", "argument_modes", b"argument_modes", "arguments", b"arguments", "name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__arguments: _TypeAlias = _typing.Literal["arguments"]  # noqa: Y015
+    _WhichOneofArgType__arguments: _TypeAlias = _typing.Literal["_arguments", b"_arguments"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__arguments) -> _WhichOneofReturnType__arguments | None: ...
+
+Global___ExpectedToolCall: _TypeAlias = ExpectedToolCall  # noqa: Y015
 
 @_typing.final
 class JudgeMember(_message.Message):

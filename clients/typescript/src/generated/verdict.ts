@@ -25,6 +25,7 @@ import type { EvaluatorConfig as _verdict_v1_EvaluatorConfig, EvaluatorConfig__O
 import type { EvaluatorField as _verdict_v1_EvaluatorField, EvaluatorField__Output as _verdict_v1_EvaluatorField__Output } from './verdict/v1/EvaluatorField';
 import type { EvaluatorInfo as _verdict_v1_EvaluatorInfo, EvaluatorInfo__Output as _verdict_v1_EvaluatorInfo__Output } from './verdict/v1/EvaluatorInfo';
 import type { ExitCodeConfig as _verdict_v1_ExitCodeConfig, ExitCodeConfig__Output as _verdict_v1_ExitCodeConfig__Output } from './verdict/v1/ExitCodeConfig';
+import type { ExpectedToolCall as _verdict_v1_ExpectedToolCall, ExpectedToolCall__Output as _verdict_v1_ExpectedToolCall__Output } from './verdict/v1/ExpectedToolCall';
 import type { HarborScorerConfig as _verdict_v1_HarborScorerConfig, HarborScorerConfig__Output as _verdict_v1_HarborScorerConfig__Output } from './verdict/v1/HarborScorerConfig';
 import type { JudgeMember as _verdict_v1_JudgeMember, JudgeMember__Output as _verdict_v1_JudgeMember__Output } from './verdict/v1/JudgeMember';
 import type { ListEvaluatorsRequest as _verdict_v1_ListEvaluatorsRequest, ListEvaluatorsRequest__Output as _verdict_v1_ListEvaluatorsRequest__Output } from './verdict/v1/ListEvaluatorsRequest';
@@ -40,6 +41,7 @@ import type { SecondOpinion as _verdict_v1_SecondOpinion, SecondOpinion__Output 
 import type { ToolCall as _verdict_v1_ToolCall, ToolCall__Output as _verdict_v1_ToolCall__Output } from './verdict/v1/ToolCall';
 import type { ToolCallCheck as _verdict_v1_ToolCallCheck, ToolCallCheck__Output as _verdict_v1_ToolCallCheck__Output } from './verdict/v1/ToolCallCheck';
 import type { ToolDefinition as _verdict_v1_ToolDefinition, ToolDefinition__Output as _verdict_v1_ToolDefinition__Output } from './verdict/v1/ToolDefinition';
+import type { TrajectoryConfig as _verdict_v1_TrajectoryConfig, TrajectoryConfig__Output as _verdict_v1_TrajectoryConfig__Output } from './verdict/v1/TrajectoryConfig';
 import type { VerdictServiceClient as _verdict_v1_VerdictServiceClient, VerdictServiceDefinition as _verdict_v1_VerdictServiceDefinition } from './verdict/v1/VerdictService';
 import type { VerifierLanguage as _verdict_v1_VerifierLanguage, VerifierLanguage__Output as _verdict_v1_VerifierLanguage__Output } from './verdict/v1/VerifierLanguage';
 import type { VerifyResponseRequest as _verdict_v1_VerifyResponseRequest, VerifyResponseRequest__Output as _verdict_v1_VerifyResponseRequest__Output } from './verdict/v1/VerifyResponseRequest';
@@ -84,6 +86,7 @@ export interface ProtoGrpcType {
       EvaluatorField: MessageTypeDefinition<_verdict_v1_EvaluatorField, _verdict_v1_EvaluatorField__Output>
       EvaluatorInfo: MessageTypeDefinition<_verdict_v1_EvaluatorInfo, _verdict_v1_EvaluatorInfo__Output>
       ExitCodeConfig: MessageTypeDefinition<_verdict_v1_ExitCodeConfig, _verdict_v1_ExitCodeConfig__Output>
+      ExpectedToolCall: MessageTypeDefinition<_verdict_v1_ExpectedToolCall, _verdict_v1_ExpectedToolCall__Output>
       HarborScorerConfig: MessageTypeDefinition<_verdict_v1_HarborScorerConfig, _verdict_v1_HarborScorerConfig__Output>
       JudgeMember: MessageTypeDefinition<_verdict_v1_JudgeMember, _verdict_v1_JudgeMember__Output>
       ListEvaluatorsRequest: MessageTypeDefinition<_verdict_v1_ListEvaluatorsRequest, _verdict_v1_ListEvaluatorsRequest__Output>
@@ -99,6 +102,7 @@ export interface ProtoGrpcType {
       ToolCall: MessageTypeDefinition<_verdict_v1_ToolCall, _verdict_v1_ToolCall__Output>
       ToolCallCheck: MessageTypeDefinition<_verdict_v1_ToolCallCheck, _verdict_v1_ToolCallCheck__Output>
       ToolDefinition: MessageTypeDefinition<_verdict_v1_ToolDefinition, _verdict_v1_ToolDefinition__Output>
+      TrajectoryConfig: MessageTypeDefinition<_verdict_v1_TrajectoryConfig, _verdict_v1_TrajectoryConfig__Output>
       /**
        * VerdictService is stateless: anything that must survive between calls (stall counters, score history) travels in
        * the request and response, so any replica can answer any call and a retried call gives the same answer.

@@ -3,6 +3,7 @@
 import type { EvaluatorConfig as _verdict_v1_EvaluatorConfig, EvaluatorConfig__Output as _verdict_v1_EvaluatorConfig__Output } from '../../verdict/v1/EvaluatorConfig';
 import type { Struct as _google_protobuf_Struct, Struct__Output as _google_protobuf_Struct__Output } from '../../google/protobuf/Struct';
 import type { ToolCall as _verdict_v1_ToolCall, ToolCall__Output as _verdict_v1_ToolCall__Output } from '../../verdict/v1/ToolCall';
+import type { ToolDefinition as _verdict_v1_ToolDefinition, ToolDefinition__Output as _verdict_v1_ToolDefinition__Output } from '../../verdict/v1/ToolDefinition';
 
 /**
  * EvaluateRequest carries one loop step's output and the evaluator configuration to judge it with.
@@ -53,6 +54,10 @@ export interface EvaluateRequest {
    * The completion's token log-probabilities, when known (promptfoo's perplexity).
    */
   'logprobs'?: (number | string)[];
+  /**
+   * The tools declared to the model in this step (promptfoo's is-valid-openai-tools-call validates calls against them).
+   */
+  'tools'?: (_verdict_v1_ToolDefinition)[];
   '_latencyMs'?: "latencyMs";
   '_cost'?: "cost";
 }
@@ -106,6 +111,10 @@ export interface EvaluateRequest__Output {
    * The completion's token log-probabilities, when known (promptfoo's perplexity).
    */
   'logprobs': (number)[];
+  /**
+   * The tools declared to the model in this step (promptfoo's is-valid-openai-tools-call validates calls against them).
+   */
+  'tools': (_verdict_v1_ToolDefinition__Output)[];
   '_latencyMs'?: "latencyMs";
   '_cost'?: "cost";
 }

@@ -15,6 +15,7 @@ import type { HarborScorerConfig as _verdict_v1_HarborScorerConfig, HarborScorer
 import type { LlmStructuredConfig as _verdict_v1_LlmStructuredConfig, LlmStructuredConfig__Output as _verdict_v1_LlmStructuredConfig__Output } from '../../verdict/v1/LlmStructuredConfig';
 import type { ComparatorConfig as _verdict_v1_ComparatorConfig, ComparatorConfig__Output as _verdict_v1_ComparatorConfig__Output } from '../../verdict/v1/ComparatorConfig';
 import type { ContractConfig as _verdict_v1_ContractConfig, ContractConfig__Output as _verdict_v1_ContractConfig__Output } from '../../verdict/v1/ContractConfig';
+import type { TrajectoryConfig as _verdict_v1_TrajectoryConfig, TrajectoryConfig__Output as _verdict_v1_TrajectoryConfig__Output } from '../../verdict/v1/TrajectoryConfig';
 
 /**
  * EvaluatorConfig selects one evaluator and configures it.
@@ -91,9 +92,24 @@ export interface EvaluatorConfig {
    */
   'source'?: (string);
   /**
+   * promptfoo: a promptfoo `assert:` list (or a test case holding `assert:` and `threshold:`) verbatim, YAML or
+   * JSON; the request's output, tool_calls, finish_reason, latency_ms, cost and logprobs are what it reads.
+   */
+  'promptfoo'?: (string);
+  /**
+   * openai_grader: an OpenAI grader object (string_check, text_similarity, score_model, label_model, multi) as
+   * JSON; `{{item.…}}` reads the context's `item` namespace, `{{sample.…}}` the request's output and tool calls.
+   */
+  'openaiGrader'?: (string);
+  /**
+   * trajectory: the agent's tool calls (this step's, after the earlier steps' carried in the state token) against
+   * the expected ones.
+   */
+  'trajectory'?: (_verdict_v1_TrajectoryConfig | null);
+  /**
    * The evaluator type and its typed configuration, or a little-loops `evaluate:` block verbatim.
    */
-  'kind'?: "exitCode"|"outputNumeric"|"outputJson"|"outputContains"|"convergence"|"classify"|"diffStall"|"actionStall"|"scoreStall"|"openQuestionStall"|"mcpResult"|"harborScorer"|"llmStructured"|"comparator"|"contract"|"yaml";
+  'kind'?: "exitCode"|"outputNumeric"|"outputJson"|"outputContains"|"convergence"|"classify"|"diffStall"|"actionStall"|"scoreStall"|"openQuestionStall"|"mcpResult"|"harborScorer"|"llmStructured"|"comparator"|"contract"|"yaml"|"promptfoo"|"openaiGrader"|"trajectory";
   '_source'?: "source";
 }
 
@@ -172,8 +188,23 @@ export interface EvaluatorConfig__Output {
    */
   'source'?: (string);
   /**
+   * promptfoo: a promptfoo `assert:` list (or a test case holding `assert:` and `threshold:`) verbatim, YAML or
+   * JSON; the request's output, tool_calls, finish_reason, latency_ms, cost and logprobs are what it reads.
+   */
+  'promptfoo'?: (string);
+  /**
+   * openai_grader: an OpenAI grader object (string_check, text_similarity, score_model, label_model, multi) as
+   * JSON; `{{item.…}}` reads the context's `item` namespace, `{{sample.…}}` the request's output and tool calls.
+   */
+  'openaiGrader'?: (string);
+  /**
+   * trajectory: the agent's tool calls (this step's, after the earlier steps' carried in the state token) against
+   * the expected ones.
+   */
+  'trajectory'?: (_verdict_v1_TrajectoryConfig__Output | null);
+  /**
    * The evaluator type and its typed configuration, or a little-loops `evaluate:` block verbatim.
    */
-  'kind'?: "exitCode"|"outputNumeric"|"outputJson"|"outputContains"|"convergence"|"classify"|"diffStall"|"actionStall"|"scoreStall"|"openQuestionStall"|"mcpResult"|"harborScorer"|"llmStructured"|"comparator"|"contract"|"yaml";
+  'kind'?: "exitCode"|"outputNumeric"|"outputJson"|"outputContains"|"convergence"|"classify"|"diffStall"|"actionStall"|"scoreStall"|"openQuestionStall"|"mcpResult"|"harborScorer"|"llmStructured"|"comparator"|"contract"|"yaml"|"promptfoo"|"openaiGrader"|"trajectory";
   '_source'?: "source";
 }
