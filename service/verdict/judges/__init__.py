@@ -7,6 +7,7 @@ build_judges(config, runner, metrics, env) -> Judges
     .second_opinion  SecondOpinion, or None unless `second_opinion` is on
     .service         the JudgeService they share (the runner's judge pool, one set of metrics)
     .rulings         the RulingCache they share (judge_cache: memory, redis or off); `await .aclose()` at shutdown
+    .panels          the named judge panels (judge_panels_file), by name
 ```
 
 Nothing here imports grpc. Layout, one job per module: `hosts` (what a host record is; the registry and host
@@ -15,18 +16,21 @@ reader per CLI), `envelopes` (JudgeReply and the JSON reading the readers share)
 structured output, JSON, tags), `chat` (the HTTP backend) and `credentials` (its API key), `model` (request,
 outcome, answer), `interpret` (a finished call → an answer, pure), `clipping` (bounding what a judge wrote),
 `service` (one call: deadline, slot, private HOME, metrics), `rulings` and `ruling_stores` (the ruling cache: a
-repeated question gets the stored ruling), `ruled` (what the judge evaluators share: asking through the cache),
-then one module per evaluator and `second_opinion`.
+repeated question gets the stored ruling), `panels` (who is asked: members, quorum, tie policy, samples), `votes`
+(how votes become a verdict, pure), `agreement` (pairwise agreement gauges), `ruled` (what the judge evaluators
+share: asking every seat of a panel through the cache), then one module per evaluator and `second_opinion`;
+`calibration` (known-answer cases, the statistics in `kappa`) and `calibration_schedule` measure the judges.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from verdict.config.keys import Config
 from verdict.evaluators.model import JudgedEvaluator
+from verdict.judges.agreement import Agreement
 from verdict.judges.clis import HOSTS, host_named, select_host
 from verdict.judges.comparator import Comparator
 from verdict.judges.contract import Contract
@@ -34,6 +38,7 @@ from verdict.judges.envelopes import JudgeReply
 from verdict.judges.hosts import CliHost, Host, HostRegistry, HttpHost
 from verdict.judges.llm_structured import LlmStructured
 from verdict.judges.model import JudgeAnswer, JudgeOutcome, JudgeRequest
+from verdict.judges.panels import Panel, load_panel_book
 from verdict.judges.rulings import RulingCache, build_ruling_cache
 from verdict.judges.second_opinion import SecondOpinion
 from verdict.judges.service import JudgeService
@@ -71,6 +76,7 @@ class Judges:
     evaluators: Mapping[str, JudgedEvaluator]
     second_opinion: SecondOpinion | None
     rulings: RulingCache | None = None
+    panels: Mapping[str, Panel] = field(default_factory=dict)
 
     async def aclose(self) -> None:
         """Close the ruling cache's connections (judge processes belong to the runner, which kills them)."""
@@ -90,10 +96,12 @@ def build_judges(
     `second_opinion_host`, LL_HOST_CLI, LL_HOOK_HOST) that names no known host."""
     service = JudgeService(config, runner, metrics, env, scratch_root=scratch_root)
     rulings = build_ruling_cache(config, metrics)
+    panels = load_panel_book(config.judge_panels_file, service.hosts)
+    agreement = Agreement(metrics, config.judge_agreement_window)
     evaluators: dict[str, JudgedEvaluator] = {
-        "llm_structured": LlmStructured(service, rulings),
-        "comparator": Comparator(service, rulings),
-        "contract": Contract(service, rulings),
+        "llm_structured": LlmStructured(service, rulings, panels, agreement),
+        "comparator": Comparator(service, rulings, panels, agreement),
+        "contract": Contract(service, rulings, panels, agreement),
     }
     second_opinion = None
     if config.second_opinion:
@@ -108,4 +116,4 @@ def build_judges(
             min_tokens=config.second_opinion_min_tokens,
             timeout=config.second_opinion_timeout_seconds,
         )
-    return Judges(service, evaluators, second_opinion, rulings)
+    return Judges(service, evaluators, second_opinion, rulings, panels)

@@ -250,6 +250,7 @@ class JudgeService:
                 prompt=self._prompt(host, request),
                 model=self._model(host, request),
                 seconds=budget,
+                temperature=request.temperature or 0,
             )
         except TimeoutError:
             return failure(host.name, url, JudgeOutcome.TIMEOUT, "LLM evaluation timeout", timeout=True)
