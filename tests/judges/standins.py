@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import re
+import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from prometheus_client import CollectorRegistry
@@ -95,6 +98,10 @@ class StandInService(JudgeService):
         host = request.host or self.host
         assert isinstance(host, CliHost)
         model = request.model or self.config.judge_model
+        async with self._slot(request.deadline):  # the real judge pool: a full one refuses, as for a real judge
+            return await self._answer(host, model, request)
+
+    async def _answer(self, host: CliHost, model: str, request: JudgeRequest) -> JudgeAnswer:
         profile = self.standins.profile(host.name, model)
         call = Call(model, host.name, time.monotonic(), temperature=request.temperature)
         self.standins.calls.append(call)
@@ -145,3 +152,41 @@ def config(**overrides: Any) -> dict[str, Any]:
 
 def members(*models: str, host: str = "claude") -> list[Mapping[str, str]]:
     return [{"host": host, "model": model} for model in models]
+
+
+STANDIN_CLI = Path(__file__).parent / "standin_cli.py"
+
+
+def install_cli(bin_dir: Path, profiles: Mapping[str, Mapping[str, Any]], key: Mapping[str, str] | None = None) -> str:
+    """The stand-in CLI installed as `claude` in `bin_dir` with these profiles; returns the PATH to give the server."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    target = bin_dir / "claude"
+    target.write_text(f"#!{sys.executable}\n{STANDIN_CLI.read_text().split(chr(10), 1)[1]}")
+    target.chmod(0o755)
+    (bin_dir / "standin.json").write_text(json.dumps({"profiles": profiles, "key": key or {}}))
+    return f"{bin_dir}:/usr/bin:/bin"
+
+
+def answer_key(cases_dir: Path) -> dict[str, str]:
+    """The labels of a calibration set as the stand-in CLI reads them: by the digest of each judged text."""
+    import yaml
+
+    key: dict[str, str] = {}
+    for path in sorted(cases_dir.glob("*.yaml")):
+        for case in yaml.safe_load(path.read_text())["cases"]:
+            expected = case["expected"] if isinstance(case["expected"], str) else ("yes" if case["expected"] else "no")
+            if case.get("evaluator") == "comparator":
+                key[_digest(case["output"])] = "win" if expected == "yes" else "lose"
+                key[_digest(case["baseline"])] = "lose" if expected == "yes" else "win"
+            else:
+                key[_digest(case["output"][-4000:])] = expected
+    return key
+
+
+def calls_of(bin_dir: Path) -> list[dict[str, Any]]:
+    path = bin_dir / "calls.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.strip().encode()).hexdigest()

@@ -29,8 +29,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from verdict.config.keys import Config
+from verdict.errors import ConfigError
 from verdict.evaluators.model import JudgedEvaluator
 from verdict.judges.agreement import Agreement
+from verdict.judges.calibration import Calibrator, judges_to_calibrate
+from verdict.judges.calibration_cases import load_cases
+from verdict.judges.calibration_run import calibrate_judges
+from verdict.judges.calibration_schedule import CalibrationSchedule
 from verdict.judges.clis import HOSTS, host_named, select_host
 from verdict.judges.comparator import Comparator
 from verdict.judges.contract import Contract
@@ -43,7 +48,7 @@ from verdict.judges.rulings import RulingCache, build_ruling_cache
 from verdict.judges.second_opinion import SecondOpinion
 from verdict.judges.service import JudgeService
 from verdict.metrics import Metrics
-from verdict.runner import Runner
+from verdict.runner import Runner, SlotLimit
 
 __all__ = [
     "HOSTS",
@@ -63,6 +68,7 @@ __all__ = [
     "RulingCache",
     "SecondOpinion",
     "build_judges",
+    "calibrate_judges",
     "host_named",
     "select_host",
 ]
@@ -77,9 +83,19 @@ class Judges:
     second_opinion: SecondOpinion | None
     rulings: RulingCache | None = None
     panels: Mapping[str, Panel] = field(default_factory=dict)
+    calibration: CalibrationSchedule | None = None
+    """The scheduled calibration (calibration_cases_per_hour > 0 and calibration_path set), not yet started."""
+
+    def start_calibration(self) -> None:
+        """Start the scheduled calibration, if configured: once the server serves, never on a request's path."""
+        if self.calibration is not None:
+            self.calibration.start()
 
     async def aclose(self) -> None:
-        """Close the ruling cache's connections (judge processes belong to the runner, which kills them)."""
+        """Stop calibration, close the ruling cache's connections (judge processes belong to the runner, which kills
+        them)."""
+        if self.calibration is not None:
+            await self.calibration.stop()
         if self.rulings is not None:
             await self.rulings.aclose()
 
@@ -116,4 +132,37 @@ def build_judges(
             min_tokens=config.second_opinion_min_tokens,
             timeout=config.second_opinion_timeout_seconds,
         )
-    return Judges(service, evaluators, second_opinion, rulings, panels)
+    calibration = _calibration(config, runner, metrics, env, panels, scratch_root) if config.calibration_path else None
+    return Judges(service, evaluators, second_opinion, rulings, panels, calibration)
+
+
+def _calibration(
+    config: Config,
+    runner: Runner,
+    metrics: Metrics,
+    env: Mapping[str, str],
+    panels: Mapping[str, Panel],
+    scratch_root: str | Path | None,
+) -> CalibrationSchedule | None:
+    """The schedule the calibration keys ask for; the cases are loaded now, so a broken set stops the server at
+    startup (ConfigError) instead of failing in the background an hour later."""
+    try:
+        cases = load_cases(config.calibration_path)
+    except ValueError as exc:
+        raise ConfigError("calibration_path", str(exc)) from None
+    if config.calibration_cases_per_hour == 0:
+        return None
+    service = JudgeService(
+        config, runner, metrics, env, scratch_root=scratch_root, slots=SlotLimit("calibration", 1, 0)
+    )
+    return CalibrationSchedule(
+        Calibrator(service),
+        judges_to_calibrate(config.calibration_judges, service, panels),
+        cases,
+        metrics,
+        cases_per_hour=config.calibration_cases_per_hour,
+        budget_usd_per_day=config.calibration_budget_usd_per_day,
+        floor=config.calibration_kappa_floor,
+        drop=config.calibration_kappa_drop,
+        report_path=config.calibration_report_path,
+    )
