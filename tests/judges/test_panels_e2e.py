@@ -3,6 +3,7 @@ two replicas; the little-loops `judges:`/`quorum:` block, the typed proto member
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -153,3 +154,29 @@ async def test_typed_members_and_a_named_server_panel(servers: Callable[..., Any
     assert details(named)["panel"]["decided_by"] == "tie_cautious"
     assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "panel-z" in (refused.value.details() or "")
+
+
+async def test_scheduled_calibration_runs_beside_requests_without_taking_their_judge_slot(
+    servers: Callable[..., Any], tmp_path: Path
+) -> None:
+    """One judge slot and no queue for requests; calibration's judge hangs in its own slot, and a request is still
+    judged (were calibration on the request pool, the request would be refused RESOURCE_EXHAUSTED)."""
+    cases = tmp_path / "cases.yaml"
+    cases.write_text("cases:\n  - {id: one, prompt: 'Did it work?', output: 'RESULT: yes', expected: 'yes'}\n")
+    config = {
+        "max_concurrent_judges": 1,
+        "judge_queue_size": 0,
+        "calibration_path": str(cases),
+        "calibration_cases_per_hour": 3600,
+        "calibration_judges": ("claude/slow",),
+    }
+    async with servers(1, {"slow": {"mode": "hang"}}, **config) as [(stub, registry)]:
+        for _ in range(3000):
+            if (registry.get_sample_value("verdict_subprocesses_running", {"tool": "judge"}) or 0) >= 1:
+                break
+            await asyncio.sleep(0.01)
+        assert registry.get_sample_value("verdict_subprocesses_running", {"tool": "judge"}) == 1
+        response = await stub.Evaluate(block_request("type: llm_structured\nmodel: fast\n"), timeout=60)
+        assert response.verdict == "yes"
+        assert registry.get_sample_value("verdict_subprocesses_running", {"tool": "judge"}) == 1  # still calibrating
+        assert registry.get_sample_value("verdict_judge_calibration_runs_total", {"result": "done"}) is None
