@@ -75,6 +75,11 @@ class LabelFolder:
         self.max_length = max_length
         self._seen: dict[str, set[str]] = {}
 
+    def allow(self, values: Iterable[str]) -> None:
+        """Add values the operator declared elsewhere (the models of the named judge panels) to the allow-list."""
+        if self.allowed is not None:
+            self.allowed = self.allowed | {value for value in values if len(value) <= self.max_length}
+
     def fold(self, value: str, scope: str = "") -> str:
         if self.allowed is not None:
             return value if value in self.allowed else OTHER

@@ -376,3 +376,22 @@ async def test_cancelling_a_panel_call_cancels_every_member() -> None:
     with pytest.raises(asyncio.CancelledError):
         await task
     assert all(call.ended for call in standins.calls)
+
+
+def test_the_models_of_named_panels_and_calibrated_judges_become_metric_labels(tmp_path: Path) -> None:
+    from verdict.config.keys import Config
+    from verdict.judges import build_judges
+    from verdict.runner import Runner
+
+    path = tmp_path / "panels.yaml"
+    path.write_text("panels:\n  p:\n    judges: [{host: claude, model: opus}, {host: codex, model: gpt-5}]\n")
+    metrics = Metrics(CollectorRegistry(), model_labels=("sonnet",))
+    config = Config(judge_host="claude-code", judge_panels_file=str(path), calibration_judges=("claude/haiku",))
+    build_judges(config, Runner(metrics), metrics, {"PATH": ""})
+    assert [metrics.model_labels.fold(m) for m in ("sonnet", "opus", "gpt-5", "haiku", "other-model")] == [
+        "sonnet",
+        "opus",
+        "gpt-5",
+        "haiku",
+        "other",
+    ]

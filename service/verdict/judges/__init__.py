@@ -113,6 +113,11 @@ def build_judges(
     service = JudgeService(config, runner, metrics, env, scratch_root=scratch_root)
     rulings = build_ruling_cache(config, metrics)
     panels = load_panel_book(config.judge_panels_file, service.hosts)
+    # the operator named these models, so they are bounded: the agreement and calibration gauges can show them
+    metrics.model_labels.allow(member.model for panel in panels.values() for member in panel.members if member.model)
+    metrics.model_labels.allow(
+        name.partition("/")[2] for name in config.calibration_judges if "/" in name and "://" not in name
+    )
     agreement = Agreement(metrics, config.judge_agreement_window)
     evaluators: dict[str, JudgedEvaluator] = {
         "llm_structured": LlmStructured(service, rulings, panels, agreement),
