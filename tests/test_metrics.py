@@ -179,6 +179,12 @@ FAMILIES = [
         "Calibration cases judged, by judge and result (right, wrong, malfunction).",
     ),
     (
+        "verdict_judge_calibration_confusion_cases",
+        "gauge",
+        ("judge", "evaluator", "expected", "judged"),
+        "Cases of the last calibration run by label and judged verdict (the confusion counts), by judge and evaluator.",
+    ),
+    (
         "verdict_judge_calibration_cost_usd",
         "counter",
         ("judge",),
@@ -208,6 +214,12 @@ FAMILIES = [
         "gauge",
         (),
         "When the last calibration run finished (Unix time).",
+    ),
+    (
+        "verdict_judge_calibration_latency_seconds",
+        "gauge",
+        ("judge",),
+        "Mean time a calibration case took (last run), by judge.",
     ),
     (
         "verdict_judge_calibration_position_bias_ratio",
@@ -329,6 +341,8 @@ GAUGE_MODES = {
     "verdict_admission_queued": "all",
     "verdict_admission_running": "all",
     "verdict_build_info": "max",
+    "verdict_judge_calibration_confusion_cases": "liveall",
+    "verdict_judge_calibration_latency_seconds": "liveall",
     "verdict_judge_agreement_ratio": "liveall",
     "verdict_judge_calibration_accuracy_ratio": "liveall",
     "verdict_judge_calibration_drift": "liveall",

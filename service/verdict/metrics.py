@@ -380,6 +380,21 @@ class JudgeTrustMetrics:
             registry=registry,
             multiprocess_mode="liveall",
         )
+        self.calibration_confusion = Gauge(
+            "verdict_judge_calibration_confusion_cases",
+            "Cases of the last calibration run by label and judged verdict (the confusion counts), by judge and "
+            "evaluator.",
+            ("judge", "evaluator", "expected", "judged"),
+            registry=registry,
+            multiprocess_mode="liveall",
+        )
+        self.calibration_latency = Gauge(
+            "verdict_judge_calibration_latency_seconds",
+            "Mean time a calibration case took (last run), by judge.",
+            ("judge",),
+            registry=registry,
+            multiprocess_mode="liveall",
+        )
         self.calibration_cases = Counter(
             "verdict_judge_calibration_cases_total",
             "Calibration cases judged, by judge and result (right, wrong, malfunction).",

@@ -95,6 +95,15 @@ async def test_calibrating_a_30_percent_wrong_judge_measures_it_within_005_and_t
         "verdict_judge_calibration_cases_total", {"judge": "claude-code/weak", "result": "wrong"}
     ) == len(wrong_cases)
     assert report.cost_usd == pytest.approx(200 * 0.01)
+    confusion = {
+        (expected, judged): metrics.registry.get_sample_value(
+            "verdict_judge_calibration_confusion_cases", {**labels, "expected": expected, "judged": judged}
+        )
+        for expected in ("yes", "no")
+        for judged in ("yes", "no")
+    }
+    assert confusion[("yes", "no")] + confusion[("no", "yes")] == len(wrong_cases)  # type: ignore[operator]
+    assert confusion[("yes", "yes")] + confusion[("no", "no")] == 200 - len(wrong_cases)  # type: ignore[operator]
 
 
 async def test_a_good_judge_does_not_drift_and_a_fall_from_its_baseline_does() -> None:

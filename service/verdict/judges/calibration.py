@@ -274,13 +274,33 @@ def publish(metrics: Metrics, report: JudgeReport, drifts: Mapping[str, Mapping[
         if verdict.get("baseline") is not None:
             metrics.calibration_kappa_baseline.labels(judge=judge, evaluator=evaluator).set(verdict["baseline"])
         metrics.calibration_drift.labels(judge=judge, evaluator=evaluator).set(1 if verdict.get("drifting") else 0)
+        # every label against every label and every verdict seen, zeros included: a cell that emptied since the
+        # last run reads 0, not its old count
+        judged_seen = set(stats.confusion) | {judged for row in stats.confusion.values() for judged in row}
+        for expected, row in stats.confusion.items():
+            for judged in judged_seen:
+                metrics.calibration_confusion.labels(
+                    judge=judge, evaluator=evaluator, expected=_verdict_label(expected), judged=_verdict_label(judged)
+                ).set(row.get(judged, 0))
     if report.position_bias is not None:
         metrics.calibration_position_bias.labels(judge=judge).set(report.position_bias)
+    if report.results:
+        mean_ms = sum(result.latency_ms for result in report.results) / len(report.results)
+        metrics.calibration_latency.labels(judge=judge).set(mean_ms / 1000)
     for result in report.results:
         outcome = "malfunction" if result.judged is None else "right" if result.right else "wrong"
         metrics.calibration_cases.labels(judge=judge, result=outcome).inc()
     if report.cost_usd > 0:
         metrics.calibration_cost.labels(judge=judge).inc(report.cost_usd)
+
+
+_VERDICT_LABELS = frozenset({"yes", "no", "tie", "partial", "blocked", "cannot_judge", "no_baseline"})
+"""Verdicts the judge evaluators give (llm_structured's grammar, comparator's tie): a label outside them (a custom
+schema's verdict) is `other`, so the confusion series stay bounded."""
+
+
+def _verdict_label(verdict: str) -> str:
+    return verdict if verdict in _VERDICT_LABELS else "other"
 
 
 def _metric_judge(metrics: Metrics, label: str) -> str:
