@@ -64,7 +64,8 @@ _FRESH = FieldSpec(
 )
 _ERROR = "error"
 MAX_PANEL_MEMBERS = 9
-"""A panel is that many concurrent judge calls (times `samples`): a bound on what one request can spend."""
+"""A panel asks at most this many times per question (judges x samples), all at once: a bound on what one request
+can spend and on how many judge slots it holds."""
 MAX_SAMPLES = 9
 """Self-consistency asks one judge up to this many times per question."""
 TIE_POLICIES = ("error", "cautious", "first")
@@ -119,6 +120,12 @@ def _check_panel(settings: dict[str, Any]) -> None:
             raise InvalidConfig("a judge needs a `host` (a judge CLI name or an http(s) URL)", field=f"{path}.host")
         checked.append({"host": member["host"].strip(), "model": member.get("model", "")})
     settings["judges"] = checked
+    asks = max(len(members), 1) * (settings["samples"] or 1)
+    if asks > MAX_PANEL_MEMBERS:
+        raise InvalidConfig(
+            f"a panel asks at most {MAX_PANEL_MEMBERS} times per question (judges x samples), got {asks}",
+            field="config.samples",
+        )
     quorum = settings["quorum"]
     if quorum is not None:
         text = str(quorum).strip()

@@ -131,6 +131,8 @@ def load_panel_book(path: str, hosts: HostRegistry) -> dict[str, Panel]:
         samples = raw.get("samples", 1)
         if not isinstance(samples, int) or isinstance(samples, bool) or not 1 <= samples <= _MAX_SAMPLES:
             raise ConfigError(source, f"{where}.samples must be a whole number from 1 to {_MAX_SAMPLES}")
+        if len(members) * samples > _MAX_MEMBERS:
+            raise ConfigError(source, f"{where} asks {len(members) * samples} times; at most {_MAX_MEMBERS}")
         tie = str(raw.get("tie", DEFAULT_TIE))
         if tie not in _TIES:
             raise ConfigError(source, f"{where}.tie must be one of {', '.join(_TIES)}, got {tie!r}")
@@ -163,6 +165,12 @@ def panel_for(settings: Mapping[str, Any], book: PanelBook, hosts: HostRegistry)
     else:
         base = Panel()
     samples = int(settings.get("samples") or base.samples)
+    if len(base.members) * samples > _MAX_MEMBERS:
+        raise InvalidConfig(
+            f"a panel asks at most {_MAX_MEMBERS} times per question (judges x samples), got "
+            f"{len(base.members) * samples}",
+            field="config.samples",
+        )
     quorum = str(settings.get("quorum") or base.quorum)
     if quorum.isdigit() and int(quorum) > len(base.members) * samples:
         raise InvalidConfig(
