@@ -310,8 +310,9 @@ class Config:
     calibration_cases_per_hour: int = _key(
         0,
         "Budget of the server's scheduled calibration, in cases judged per hour (spread evenly, in the background, "
-        "never on a request's path); 0 turns scheduled calibration off.",
+        "never on a request's path); 0 turns scheduled calibration off; at most 3600.",
         minimum=0,
+        maximum=3600,
     )
     calibration_budget_usd_per_day: float = _key(
         5.0,
