@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -119,6 +120,8 @@ async def test_calibration_never_takes_a_request_s_judge_slot() -> None:
     assert result.verdict == "yes"
     assert not running.done()  # the request finished while calibration was still in its judge
     running.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await running
 
 
 def test_the_server_builds_calibration_with_its_own_slot_pool(tmp_path: Path) -> None:

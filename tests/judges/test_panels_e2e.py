@@ -104,6 +104,17 @@ async def test_a_panel_of_real_judge_processes_is_asked_at_once_and_a_crashing_m
     )  # model names outside judge_model_labels are folded: the label set stays bounded
 
 
+async def test_the_call_deadline_stops_a_hanging_member_and_the_others_decide(servers: Callable[..., Any]) -> None:
+    """judge_timeout_seconds is 300 s: only the call's deadline (5 s) can stop the hanging judge process, which the
+    runner kills (the autouse leftover check fails the test if it survives)."""
+    async with servers(1, {"a": {}, "b": {}, "c": {"mode": "hang"}}) as [(stub, _)]:
+        response = await stub.Evaluate(block_request(PANEL_BLOCK), timeout=5)
+    assert response.verdict == "yes"
+    hung = details(response)["panel"]["members"][2]
+    assert hung["malfunction"] == "timeout"
+    assert hung["latency_ms"] < 5000
+
+
 async def test_below_quorum_through_the_server_is_an_error_verdict_not_a_status(servers: Callable[..., Any]) -> None:
     profiles = {"a": {}, "b": {"mode": "garbage"}, "c": {"mode": "crash"}}
     async with servers(1, profiles) as [(stub, _)]:
