@@ -200,11 +200,35 @@ def test_judges_to_calibrate_default_to_the_judge_host_and_the_panel_members(tmp
     service = StandInService(StandIns())
     panels_file = tmp_path / "panels.yaml"
     panels_file.write_text("panels:\n  p:\n    judges: [{host: claude, model: a}, {host: codex}, {host: claude}]\n")
-    judges = judges_to_calibrate((), service, load_panel_book(str(panels_file), HOSTS))
-    assert [(judge.host.name, judge.model) for judge in judges] == [
-        ("claude-code", ""),
-        ("claude-code", "a"),
-        ("codex", ""),
+    book = load_panel_book(str(panels_file), HOSTS)
+    judges = judges_to_calibrate((), service, book)
+    assert [judge.label("sonnet") for judge in judges] == [
+        "claude-code/sonnet",
+        "claude-code/a",
+        "codex/sonnet",
+        "panel/p",
     ]
-    named = judges_to_calibrate(("claude/haiku", "codex"), service, {})
-    assert [(judge.host.name, judge.model) for judge in named] == [("claude-code", "haiku"), ("codex", "")]
+    named = judges_to_calibrate(("claude/haiku", "codex", "p"), service, book)
+    assert [judge.label("sonnet") for judge in named] == ["claude-code/haiku", "codex/sonnet", "panel/p"]
+
+
+async def test_a_named_panel_is_calibrated_as_a_unit_and_beats_its_members(tmp_path: Path) -> None:
+    from verdict.judges.panels import load_panel_book
+
+    panels_file = tmp_path / "panels.yaml"
+    panels_file.write_text("panels:\n  trio:\n    judges: [{host: claude, model: a}, {host: claude, model: b}, "
+                           "{host: claude, model: c}]\n")  # fmt: skip
+    standins = StandIns({model: Profile(rate=0.2, seed=seed) for seed, model in enumerate("abc", start=1)})
+    metrics = Metrics(CollectorRegistry())
+    calibrator = Calibrator(StandInService(standins, metrics), load_panel_book(str(panels_file), HOSTS))
+    cases = labelled(200)
+    panel = await calibrator.run(JudgeUnderTest(panel="trio"), cases)
+    members = [await calibrator.run(JudgeUnderTest(CLAUDE, model), cases) for model in "abc"]
+    print("panel", panel.overall.accuracy, "members", [member.overall.accuracy for member in members])
+    assert panel.judge == "panel/trio"
+    assert panel.overall.accuracy > max(member.overall.accuracy for member in members)
+    publish(metrics, panel, drift(panel, None, floor=0.6, drop=0.1))
+    kappa = metrics.registry.get_sample_value(
+        "verdict_judge_calibration_kappa", {"judge": "panel/trio", "evaluator": "llm_structured"}
+    )
+    assert kappa == panel.overall.kappa

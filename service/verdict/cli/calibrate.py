@@ -3,11 +3,12 @@
     verdict calibrate --cases deploy/calibration [--judge claude/sonnet ...] [--report report.json]
                       [--baseline earlier.json] [--config verdict.yaml]
 
-The judges are `--judge host[/model]` (repeatable), else `calibration_judges`, else the judge host and every member
-of the named panels (`judge_panels_file`); the cases are `--cases`, else `calibration_path`. It prints one summary
-line per judge (accuracy, Cohen's kappa, malfunctions, comparator position bias, cost, latency, drift) and writes the
-full JSON report (every case, the confusion counts) with `--report`. A judge drifts when its kappa is under
-`calibration_kappa_floor` or fell more than `calibration_kappa_drop` from its kappa in `--baseline`.
+The judges are `--judge host[/model]` or a named panel (repeatable), else `calibration_judges`, else the judge host,
+every member of the named panels (`judge_panels_file`) and each panel as a unit; the cases are `--cases`, else
+`calibration_path`. It prints one summary line per judge (accuracy, Cohen's kappa, malfunctions, comparator position
+bias, cost, latency, drift) and writes the full JSON report (every case, the confusion counts) with `--report`. A
+judge drifts when its kappa is under `calibration_kappa_floor` or fell more than `calibration_kappa_drop` from its
+kappa in `--baseline`.
 
 Exit status: 0 when no judge drifts, 1 when one does (a CI step or cron job can alert on it), 2 on a usage error.
 """
@@ -35,7 +36,11 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--config", help="YAML file of configuration keys, as for `verdict serve`")
     parser.add_argument("--cases", help="labelled cases: a YAML/JSON file or a directory (default calibration_path)")
     parser.add_argument(
-        "--judge", action="append", default=[], metavar="HOST[/MODEL]", help="a judge to calibrate (repeatable)"
+        "--judge",
+        action="append",
+        default=[],
+        metavar="HOST[/MODEL]|PANEL",
+        help="a judge or named panel to calibrate (repeatable)",
     )
     parser.add_argument("--report", help="write the JSON report here")
     parser.add_argument("--baseline", help="an earlier JSON report: drift is measured from its kappas")

@@ -304,8 +304,8 @@ class Config:
     )
     calibration_judges: tuple[str, ...] = _key(
         (),
-        "Judges to calibrate, as host or host/model (comma-separated); empty: the judge host and every member of "
-        "the named panels.",
+        "Judges to calibrate, as host, host/model or a named panel (comma-separated); empty: the judge host, every "
+        "member of the named panels and each named panel as a unit.",
     )
     calibration_cases_per_hour: int = _key(
         0,

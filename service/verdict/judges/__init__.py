@@ -161,7 +161,7 @@ def _calibration(
         config, runner, metrics, env, scratch_root=scratch_root, slots=SlotLimit("calibration", 1, 0)
     )
     return CalibrationSchedule(
-        Calibrator(service),
+        Calibrator(service, panels),
         judges_to_calibrate(config.calibration_judges, service, panels),
         cases,
         metrics,

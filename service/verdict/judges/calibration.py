@@ -47,35 +47,45 @@ __all__ = [
 
 @dataclass(frozen=True)
 class JudgeUnderTest:
-    """A judge as calibration names it: a host and a model ("" for the server's judge_model)."""
+    """A judge as calibration names it: a host and a model ("" for the server's judge_model), or a named panel
+    (`panel`), calibrated as a unit: its quorum and tie policy included, as the loops that name it see it."""
 
-    host: Host
+    host: Host | None = None
     model: str = ""
+    panel: str = ""
 
     def label(self, default_model: str) -> str:
+        if self.panel:
+            return f"panel/{self.panel}"
+        assert self.host is not None
         return f"{self.host.name}/{self.model or default_model}"
 
 
 def judges_to_calibrate(
     names: Iterable[str], service: JudgeService, panels: PanelBook, *, source: str = "calibration_judges"
 ) -> list[JudgeUnderTest]:
-    """`host` or `host/model` names (a URL host cannot take a `/model` suffix: name its model in a panel); none
-    given: the judge host and every member of the named panels, each once. Raises ConfigError naming `source`."""
+    """`host`, `host/model` or named-panel names (a URL host cannot take a `/model` suffix: name its model in a
+    panel); none given: the judge host, every member of the named panels, and each named panel as a unit, each once.
+    Raises ConfigError naming `source`."""
     found: list[JudgeUnderTest] = []
     for name in names:
+        if name in panels:
+            found.append(JudgeUnderTest(panel=name))
+            continue
         host_name, _, model = name.partition("/") if not name.startswith(("http://", "https://")) else (name, "", "")
         found.append(JudgeUnderTest(resolve_host(service.hosts, host_name, source=source), model))
     if not found:
         if service.host is not None:
             found.append(JudgeUnderTest(service.host, ""))
         for panel in panels.values():
-            for member in panel.members:
-                found.append(JudgeUnderTest(member.host or service.host, member.model))  # type: ignore[arg-type]
+            found.extend(JudgeUnderTest(member.host or service.host, member.model) for member in panel.members)
+        found.extend(JudgeUnderTest(panel=name) for name in panels)
     if not found:
         raise ConfigError(source, "no judge to calibrate: configure judge_host or name judges")
-    unique: dict[tuple[str, str], JudgeUnderTest] = {}
+    unique: dict[str, JudgeUnderTest] = {}
     for judge in found:
-        unique.setdefault((judge.host.name, judge.model or service.config.judge_model), judge)
+        if judge.panel or judge.host is not None:
+            unique.setdefault(judge.label(service.config.judge_model), judge)
     return list(unique.values())
 
 
@@ -175,12 +185,12 @@ class Calibrator:
     """Runs cases against judges through the judge evaluators (no ruling cache). `service` is the judge service the
     calls go through: the server gives calibration one with its own judge slot, so it never takes a request's."""
 
-    def __init__(self, service: JudgeService) -> None:
+    def __init__(self, service: JudgeService, panels: PanelBook | None = None) -> None:
         self.service = service
         self._evaluators: dict[str, JudgedEvaluator] = {
-            "llm_structured": LlmStructured(service),
-            "comparator": Comparator(service),
-            "contract": Contract(service),
+            "llm_structured": LlmStructured(service, panels=panels),
+            "comparator": Comparator(service, panels=panels),
+            "contract": Contract(service, panels=panels),
         }
 
     def label(self, judge: JudgeUnderTest) -> str:
@@ -189,7 +199,11 @@ class Calibrator:
     async def case(self, judge: JudgeUnderTest, case: CalibrationCase, deadline: float | None = None) -> CaseResult:
         """One case against one judge. A judge call the server refuses (a full queue, a deadline) is a malfunction
         of this case, not the end of the run."""
-        settings = {**case.settings, "judges": [{"host": _host_spelling(judge.host), "model": judge.model}]}
+        if judge.panel:
+            settings = {**case.settings, "judge": judge.panel}
+        else:
+            assert judge.host is not None
+            settings = {**case.settings, "judges": [{"host": _host_spelling(judge.host), "model": judge.model}]}
         started = time.monotonic()
         try:
             result, cost = await billed(
@@ -304,5 +318,8 @@ def _verdict_label(verdict: str) -> str:
 
 
 def _metric_judge(metrics: Metrics, label: str) -> str:
+    """host/model with the model folded; a named panel (`panel/<name>`, declared by the operator) as itself."""
+    if label.startswith("panel/"):
+        return label
     host, _, model = label.partition("/")
     return f"{host}/{metrics.model_labels.fold(model)}"

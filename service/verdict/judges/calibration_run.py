@@ -57,7 +57,7 @@ async def calibrate_judges(
         service = JudgeService(config, runner, metrics, env)
         panels = load_panel_book(config.judge_panels_file, service.hosts)
         source = "--judge" if judges else "calibration_judges"
-        calibrator = Calibrator(service)
+        calibrator = Calibrator(service, panels)
         reports, drifts = [], {}
         for judge in judges_to_calibrate(judges or config.calibration_judges, service, panels, source=source):
             report = await calibrator.run(judge, cases, concurrency=config.max_concurrent_judges)
