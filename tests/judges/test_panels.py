@@ -384,3 +384,18 @@ def test_the_models_of_named_panels_and_calibrated_judges_become_metric_labels(t
         "haiku",
         "other",
     ]
+
+
+async def test_samples_after_the_first_ask_an_http_judge_for_a_temperature(
+    judge_service: Any, chat_server: Any
+) -> None:
+    import json
+
+    from tests.judges.support import chat_body
+
+    answer = {"verdict": "yes", "confidence": 0.9, "reason": "the result line", "evidence": "RESULT: yes"}
+    chat_server.replies = [(200, chat_body(json.dumps(answer)))]
+    evaluator = LlmStructured(judge_service(chat_server.url))
+    result = await evaluator(config(model="qwen", samples=3), EvaluationInput({}, output=case_output(3, "yes")), None)
+    assert result.verdict == "yes"
+    assert sorted(body["temperature"] for _, body in chat_server.requests) == [0, 0.7, 0.7]
