@@ -282,6 +282,7 @@ async def test_a_request_names_a_server_panel(tmp_path: Path) -> None:
         ({"tie": "coin"}, "config.tie"),
         ({"judges": members(*"abcdefghij")}, "config.judges"),
         ({"judges": members("a", "b", "c", "d"), "samples": 3}, "config.samples"),
+        ({"judges": members("a", "b", "a")}, "config.judges[2]"),
     ],
 )
 def test_panel_settings_are_checked_naming_the_field(settings: dict[str, Any], field: str) -> None:

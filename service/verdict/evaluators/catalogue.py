@@ -118,7 +118,13 @@ def _check_panel(settings: dict[str, Any]) -> None:
                 raise InvalidConfig(f"{path}.{key} must be a string", field=f"{path}.{key}")
         if not str(member.get("host", "")).strip():
             raise InvalidConfig("a judge needs a `host` (a judge CLI name or an http(s) URL)", field=f"{path}.host")
-        checked.append({"host": member["host"].strip(), "model": member.get("model", "")})
+        entry = {"host": member["host"].strip(), "model": member.get("model", "")}
+        if entry in checked:
+            raise InvalidConfig(
+                "a judge is listed twice: it would vote twice on one ruling (use `samples` to ask it again)",
+                field=path,
+            )
+        checked.append(entry)
     settings["judges"] = checked
     asks = max(len(members), 1) * (settings["samples"] or 1)
     if asks > MAX_PANEL_MEMBERS:

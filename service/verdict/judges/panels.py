@@ -128,6 +128,9 @@ def load_panel_book(path: str, hosts: HostRegistry) -> dict[str, Panel]:
         members = tuple(
             _member(item, hosts, f"{where}.judges[{index}]", source=source) for index, item in enumerate(raw["judges"])
         )
+        seen = [(member.host.name if member.host else "", member.model) for member in members]
+        if len(set(seen)) < len(seen):
+            raise ConfigError(source, f"{where} lists a judge twice (it would vote twice on one ruling)")
         samples = raw.get("samples", 1)
         if not isinstance(samples, int) or isinstance(samples, bool) or not 1 <= samples <= _MAX_SAMPLES:
             raise ConfigError(source, f"{where}.samples must be a whole number from 1 to {_MAX_SAMPLES}")
