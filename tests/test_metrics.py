@@ -130,6 +130,18 @@ FAMILIES = [
     ("verdict_evaluation_duration_seconds", "histogram", ("evaluator",), "Time to reach a verdict, by evaluator."),
     ("verdict_evaluations", "counter", ("evaluator", "verdict"), "Evaluate verdicts, by evaluator and verdict."),
     (
+        "verdict_judge_abstentions",
+        "counter",
+        ("judge", "reason"),
+        "Panel asks that gave no vote (the member malfunctioned), by judge and reason.",
+    ),
+    (
+        "verdict_judge_agreement_ratio",
+        "gauge",
+        ("panel", "judge_a", "judge_b"),
+        "Share of recent panel questions on which two members gave the same vote (both answered), by panel and pair.",
+    ),
+    (
         "verdict_judge_cache_errors",
         "counter",
         ("store", "operation"),
@@ -155,6 +167,73 @@ FAMILIES = [
         "What the judge calls of replayed rulings had cost, in US dollars (where the host reports cost).",
     ),
     (
+        "verdict_judge_calibration_accuracy_ratio",
+        "gauge",
+        ("judge", "evaluator"),
+        "Share of labelled calibration cases the judge ruled as labelled (last run), by judge and evaluator.",
+    ),
+    (
+        "verdict_judge_calibration_cases",
+        "counter",
+        ("judge", "result"),
+        "Calibration cases judged, by judge and result (right, wrong, malfunction).",
+    ),
+    (
+        "verdict_judge_calibration_confusion_cases",
+        "gauge",
+        ("judge", "evaluator", "expected", "judged"),
+        "Cases of the last calibration run by label and judged verdict (the confusion counts), by judge and evaluator.",
+    ),
+    (
+        "verdict_judge_calibration_cost_usd",
+        "counter",
+        ("judge",),
+        "What calibration's judge calls cost, in US dollars, by judge.",
+    ),
+    (
+        "verdict_judge_calibration_drift",
+        "gauge",
+        ("judge", "evaluator"),
+        "1 when the judge's kappa is below calibration_kappa_floor or fell more than calibration_kappa_drop "
+        "from its baseline, else 0; by judge and evaluator.",
+    ),
+    (
+        "verdict_judge_calibration_kappa",
+        "gauge",
+        ("judge", "evaluator"),
+        "Cohen's kappa of the judge's verdicts against the labels (last run), by judge and evaluator.",
+    ),
+    (
+        "verdict_judge_calibration_kappa_baseline",
+        "gauge",
+        ("judge", "evaluator"),
+        "The kappa a judge's drift is measured from (its baseline run), by judge and evaluator.",
+    ),
+    (
+        "verdict_judge_calibration_last_run_timestamp_seconds",
+        "gauge",
+        (),
+        "When the last calibration run finished (Unix time).",
+    ),
+    (
+        "verdict_judge_calibration_latency_seconds",
+        "gauge",
+        ("judge",),
+        "Mean time a calibration case took (last run), by judge.",
+    ),
+    (
+        "verdict_judge_calibration_position_bias_ratio",
+        "gauge",
+        ("judge",),
+        "Share of comparator calibration cases whose ruling flipped when the order of the outputs flipped.",
+    ),
+    (
+        "verdict_judge_calibration_runs",
+        "counter",
+        ("result",),
+        "Scheduled calibration runs, by result (done, budget: stopped by a budget, failed).",
+    ),
+    (
         "verdict_judge_calls",
         "counter",
         ("host", "outcome"),
@@ -163,10 +242,30 @@ FAMILIES = [
     ("verdict_judge_cost_usd", "counter", ("host",), "Cost the judge reported, in US dollars, by host."),
     ("verdict_judge_duration_seconds", "histogram", ("host",), "Wall time of judge calls, by host."),
     (
+        "verdict_judge_panel_agreement_ratio",
+        "gauge",
+        ("panel", "judge"),
+        "Share of recent decided panel questions on which a member voted the panel's verdict, by panel and judge.",
+    ),
+    (
         "verdict_judge_tokens",
         "counter",
         ("host", "model", "kind"),
         "Tokens the judge reported, by host, model and kind (input, output).",
+    ),
+    (
+        "verdict_judge_verdict_cost_usd",
+        "counter",
+        ("evaluator",),
+        "What the judge calls behind judged verdicts cost, in US dollars, by evaluator (divide by "
+        "verdict_judge_verdicts_total for the cost per verdict).",
+    ),
+    (
+        "verdict_judge_verdicts",
+        "counter",
+        ("evaluator", "how"),
+        "Judged verdicts, by evaluator and how they were reached (single, quorum, tie_first, tie_cautious, "
+        "no_winner, below_quorum).",
     ),
     ("verdict_judges_waiting", "gauge", (), "Judge calls queued for a free slot."),
     (
@@ -254,6 +353,16 @@ GAUGE_MODES = {
     "verdict_admission_queued": "all",
     "verdict_admission_running": "all",
     "verdict_build_info": "max",
+    "verdict_judge_calibration_confusion_cases": "liveall",
+    "verdict_judge_calibration_latency_seconds": "liveall",
+    "verdict_judge_agreement_ratio": "liveall",
+    "verdict_judge_calibration_accuracy_ratio": "liveall",
+    "verdict_judge_calibration_drift": "liveall",
+    "verdict_judge_calibration_kappa": "liveall",
+    "verdict_judge_calibration_kappa_baseline": "liveall",
+    "verdict_judge_calibration_last_run_timestamp_seconds": "max",
+    "verdict_judge_calibration_position_bias_ratio": "liveall",
+    "verdict_judge_panel_agreement_ratio": "liveall",
     "verdict_judges_waiting": "livesum",
     "verdict_subprocesses_running": "livesum",
 }
@@ -264,6 +373,7 @@ PRE_INITIALISED = sorted(
         ("verdict_admission_queued", (), 0.0),
         ("verdict_admission_running", (), 0.0),
         ("verdict_build_info", (("python", platform.python_version()), ("version", __version__)), 1.0),
+        ("verdict_judge_calibration_last_run_timestamp_seconds", (), 0.0),
         ("verdict_judges_waiting", (), 0.0),
         *(
             ("verdict_resource_exhaustion_total", (("resource", resource),), 0.0)

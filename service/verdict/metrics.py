@@ -32,6 +32,7 @@ __all__ = [
     "EvaluationMetrics",
     "GrpcServerMetrics",
     "JudgeMetrics",
+    "JudgeTrustMetrics",
     "LabelFolder",
     "Metrics",
     "ParsePoolMetrics",
@@ -74,6 +75,11 @@ class LabelFolder:
         self.allowed = frozenset(allowed) if allowed is not None else None
         self.max_length = max_length
         self._seen: dict[str, set[str]] = {}
+
+    def allow(self, values: Iterable[str]) -> None:
+        """Add values the operator declared elsewhere (the models of the named judge panels) to the allow-list."""
+        if self.allowed is not None:
+            self.allowed = self.allowed | {value for value in values if len(value) <= self.max_length}
 
     def fold(self, value: str, scope: str = "") -> str:
         if self.allowed is not None:
@@ -319,6 +325,126 @@ class JudgeMetrics:
         )
 
 
+class JudgeTrustMetrics:
+    """How far the judges can be trusted: panel verdicts and abstentions, pairwise agreement between panel members
+    over a sliding window, and the known-answer calibration of each judge (accuracy, Cohen's kappa, drift).
+
+    `judge` labels are `host/model` with the model folded through the model allow-list, `panel` labels a named
+    panel or `inline`: both bounded."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.judge_verdicts = Counter(
+            "verdict_judge_verdicts_total",
+            "Judged verdicts, by evaluator and how they were reached (single, quorum, tie_first, tie_cautious, "
+            "no_winner, below_quorum).",
+            ("evaluator", "how"),
+            registry=registry,
+        )
+        self.judge_verdict_cost = Counter(
+            "verdict_judge_verdict_cost_usd_total",
+            "What the judge calls behind judged verdicts cost, in US dollars, by evaluator (divide by "
+            "verdict_judge_verdicts_total for the cost per verdict).",
+            ("evaluator",),
+            registry=registry,
+        )
+        self.judge_abstentions = Counter(
+            "verdict_judge_abstentions_total",
+            "Panel asks that gave no vote (the member malfunctioned), by judge and reason.",
+            ("judge", "reason"),
+            registry=registry,
+        )
+        self.judge_agreement = Gauge(
+            "verdict_judge_agreement_ratio",
+            "Share of recent panel questions on which two members gave the same vote (both answered), by panel and "
+            "pair.",
+            ("panel", "judge_a", "judge_b"),
+            registry=registry,
+            multiprocess_mode="liveall",
+        )
+        self.judge_panel_agreement = Gauge(
+            "verdict_judge_panel_agreement_ratio",
+            "Share of recent decided panel questions on which a member voted the panel's verdict, by panel and judge.",
+            ("panel", "judge"),
+            registry=registry,
+            multiprocess_mode="liveall",
+        )
+        self.calibration_accuracy = Gauge(
+            "verdict_judge_calibration_accuracy_ratio",
+            "Share of labelled calibration cases the judge ruled as labelled (last run), by judge and evaluator.",
+            ("judge", "evaluator"),
+            registry=registry,
+            multiprocess_mode="liveall",
+        )
+        self.calibration_kappa = Gauge(
+            "verdict_judge_calibration_kappa",
+            "Cohen's kappa of the judge's verdicts against the labels (last run), by judge and evaluator.",
+            ("judge", "evaluator"),
+            registry=registry,
+            multiprocess_mode="liveall",
+        )
+        self.calibration_kappa_baseline = Gauge(
+            "verdict_judge_calibration_kappa_baseline",
+            "The kappa a judge's drift is measured from (its baseline run), by judge and evaluator.",
+            ("judge", "evaluator"),
+            registry=registry,
+            multiprocess_mode="liveall",
+        )
+        self.calibration_drift = Gauge(
+            "verdict_judge_calibration_drift",
+            "1 when the judge's kappa is below calibration_kappa_floor or fell more than calibration_kappa_drop from "
+            "its baseline, else 0; by judge and evaluator.",
+            ("judge", "evaluator"),
+            registry=registry,
+            multiprocess_mode="liveall",
+        )
+        self.calibration_position_bias = Gauge(
+            "verdict_judge_calibration_position_bias_ratio",
+            "Share of comparator calibration cases whose ruling flipped when the order of the outputs flipped.",
+            ("judge",),
+            registry=registry,
+            multiprocess_mode="liveall",
+        )
+        self.calibration_confusion = Gauge(
+            "verdict_judge_calibration_confusion_cases",
+            "Cases of the last calibration run by label and judged verdict (the confusion counts), by judge and "
+            "evaluator.",
+            ("judge", "evaluator", "expected", "judged"),
+            registry=registry,
+            multiprocess_mode="liveall",
+        )
+        self.calibration_latency = Gauge(
+            "verdict_judge_calibration_latency_seconds",
+            "Mean time a calibration case took (last run), by judge.",
+            ("judge",),
+            registry=registry,
+            multiprocess_mode="liveall",
+        )
+        self.calibration_cases = Counter(
+            "verdict_judge_calibration_cases_total",
+            "Calibration cases judged, by judge and result (right, wrong, malfunction).",
+            ("judge", "result"),
+            registry=registry,
+        )
+        self.calibration_cost = Counter(
+            "verdict_judge_calibration_cost_usd_total",
+            "What calibration's judge calls cost, in US dollars, by judge.",
+            ("judge",),
+            registry=registry,
+        )
+        self.calibration_runs = Counter(
+            "verdict_judge_calibration_runs_total",
+            "Scheduled calibration runs, by result (done, budget: stopped by a budget, failed).",
+            ("result",),
+            registry=registry,
+        )
+        self.calibration_last_run = Gauge(
+            "verdict_judge_calibration_last_run_timestamp_seconds",
+            "When the last calibration run finished (Unix time).",
+            registry=registry,
+            multiprocess_mode="max",
+        )
+
+
 class RulingCacheMetrics:
     """The judges' ruling cache: lookups by result, evictions, what replays saved, and store errors."""
 
@@ -448,6 +574,7 @@ class Metrics(
     EvaluationMetrics,
     JudgeMetrics,
     RulingCacheMetrics,
+    JudgeTrustMetrics,
     AccessMetrics,
     AdmissionMetrics,
     BatchMetrics,
@@ -478,6 +605,7 @@ class Metrics(
         EvaluationMetrics.__init__(self, registry)
         JudgeMetrics.__init__(self, registry)
         RulingCacheMetrics.__init__(self, registry)
+        JudgeTrustMetrics.__init__(self, registry)
         AccessMetrics.__init__(self, registry)
         AdmissionMetrics.__init__(self, registry)
         BatchMetrics.__init__(self, registry)

@@ -100,6 +100,7 @@ def _sample_value(key: str) -> str:
         "access_log_level": "DEBUG",
         "decision_log": "stderr",
         "decision_log_url": "http://collector:8080/logs",
+        "calibration_kappa_floor": "0.8",
     }
     if key in samples:
         return samples[key]

@@ -49,7 +49,7 @@ def _proto_type(field: FieldDescriptor) -> set[str]:
     if field.is_repeated:
         return {"list[string]"}
     return {
-        FieldDescriptor.TYPE_STRING: {"string"},
+        FieldDescriptor.TYPE_STRING: {"string", "string|integer"},  # a string that YAML may spell as a number
         FieldDescriptor.TYPE_BOOL: {"boolean"},
         FieldDescriptor.TYPE_INT32: {"integer"},
         FieldDescriptor.TYPE_DOUBLE: {"number"},

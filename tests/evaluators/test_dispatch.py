@@ -158,6 +158,11 @@ async def test_judge_gets_validated_config_with_defaults_and_the_source_output(
         "model": "opus",
         "fresh": False,
         "source": "${captured.x.output}",
+        "judges": [],  # no panel: the judge host, asked once
+        "quorum": None,
+        "judge": None,
+        "samples": None,
+        "tie": None,
     }
     assert seen.output == "the real output"
     assert seen.workspace == "w"

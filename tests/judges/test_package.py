@@ -30,6 +30,7 @@ def test_the_exported_names_are_exactly_the_intended_ones():
         "RulingCache",
         "SecondOpinion",
         "build_judges",
+        "calibrate_judges",
         "host_named",
         "select_host",
     ]

@@ -26,6 +26,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from verdict.cli import calibrate
 from verdict.cli.calls import call, local_components, open_channel, remote_batches, state_token
 from verdict.config.keys import Config, config_keys
 from verdict.config.sources import load_config
@@ -137,6 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--state", default="", help="the state token from the previous call (base64, as printed)")
     evaluate.add_argument("--workspace", default="")
     _input_arguments(evaluate)
+    calibrate.add_parser(subparsers)
     return parser
 
 
@@ -344,6 +346,8 @@ def _main(argv: Sequence[str] | None = None) -> int:
             return EXIT_ERROR
     if args.command == "config":
         return _config(args)
+    if args.command == "calibrate":
+        return asyncio.run(calibrate.run(args))
     try:
         if _is_batch(args):
             return asyncio.run(_job(args))

@@ -294,6 +294,55 @@ class Config:
         minimum=0.01,
         maximum=60,
     )
+    judge_panels_file: str = _key(
+        "",
+        "YAML file of named judge panels (`panels: {name: {judges: [{host, model}], quorum, tie, samples}}`) that "
+        "judge evaluators name with `judge: <name>`; empty: none.",
+    )
+    judge_agreement_window: int = _key(
+        200, "Panel questions the pairwise agreement gauges remember, per pair of judges.", minimum=1
+    )
+    calibration_path: str = _key(
+        "",
+        "Labelled known-answer cases (a YAML/JSON file or a directory of them) that calibration runs against the "
+        "judges; empty: no calibration.",
+    )
+    calibration_judges: tuple[str, ...] = _key(
+        (),
+        "Judges to calibrate, as host, host/model or a named panel (comma-separated); empty: the judge host, every "
+        "member of the named panels and each named panel as a unit.",
+    )
+    calibration_cases_per_hour: int = _key(
+        0,
+        "Budget of the server's scheduled calibration, in cases judged per hour (spread evenly, in the background, "
+        "never on a request's path); 0 turns scheduled calibration off; at most 3600.",
+        minimum=0,
+        maximum=3600,
+    )
+    calibration_budget_usd_per_day: float = _key(
+        5.0,
+        "Budget of the scheduled calibration in US dollars per UTC day (as the judges report cost); past it "
+        "calibration waits for the next day.",
+        minimum=0,
+    )
+    calibration_kappa_floor: float = _key(
+        0.6,
+        "A judge whose Cohen's kappa against the labels is below this is drifting (the drift alert fires).",
+        minimum=-1,
+        maximum=1,
+    )
+    calibration_kappa_drop: float = _key(
+        0.1,
+        "A judge whose kappa fell by more than this from its baseline (its first run, or the baseline report) is "
+        "drifting.",
+        minimum=0,
+        maximum=2,
+    )
+    calibration_report_path: str = _key(
+        "",
+        "Where scheduled calibration writes its JSON report after each run; a report already there is the baseline. "
+        "Empty: the first run of this process is the baseline.",
+    )
     second_opinion: bool = _key(False, "Ask a judge about long unverifiable answers in VerifyResponse.")
     second_opinion_host: str = _key(
         "", "Judge for the second opinion: an OpenAI-compatible base URL (a local model) or a CLI host name."

@@ -19,7 +19,16 @@ from verdict.evaluators.record import Evaluator, Identity, Pure, Registry
 from verdict.evaluators.spec import EvaluatorSpec, FieldSpec
 from verdict.evaluators.validation import check_field, fresh
 
-__all__ = ["CATALOGUE", "DEFAULT_CONTRACT", "MAX_COMPARATOR_PAIRS", "SPECS", "validate"]
+__all__ = [
+    "CATALOGUE",
+    "DEFAULT_CONTRACT",
+    "MAX_COMPARATOR_PAIRS",
+    "MAX_PANEL_MEMBERS",
+    "MAX_SAMPLES",
+    "SPECS",
+    "TIE_POLICIES",
+    "validate",
+]
 
 OPERATORS = ("eq", "ne", "lt", "le", "gt", "ge")
 DEFAULT_CONTRACT = "the producer and consumer must be compatible"
@@ -54,6 +63,90 @@ _FRESH = FieldSpec(
     default=False,
 )
 _ERROR = "error"
+MAX_PANEL_MEMBERS = 9
+"""A panel asks at most this many times per question (judges x samples), all at once: a bound on what one request
+can spend and on how many judge slots it holds."""
+MAX_SAMPLES = 9
+"""Self-consistency asks one judge up to this many times per question."""
+TIE_POLICIES = ("error", "cautious", "first")
+_PANEL_FIELDS = (
+    FieldSpec(
+        "judges",
+        "list[object]",
+        "A panel: judges ({host, model}) asked concurrently, each ruling cached and listed; empty: the judge host.",
+    ),
+    FieldSpec(
+        "quorum",
+        "string|integer",
+        "How the panel's votes decide: majority (default), unanimous or k (at least k agreeing), over the answers.",
+    ),
+    FieldSpec("judge", "string", "A judge panel named in the server's judge_panels_file, instead of `judges`."),
+    FieldSpec(
+        "samples",
+        "integer",
+        f"Ask each judge this many times and take the majority (self-consistency); 1 to {MAX_SAMPLES}, default 1.",
+        minimum=1,
+        maximum=MAX_SAMPLES,
+    ),
+    FieldSpec(
+        "tie",
+        "string",
+        "Without a winning verdict: error (default), cautious (the failing verdict) or first (the first answer).",
+        choices=TIE_POLICIES,
+    ),
+)
+
+
+def _check_panel(settings: dict[str, Any]) -> None:
+    """The judge types: panel members are {host, model} strings with a host, at most MAX_PANEL_MEMBERS; `judges` and
+    `judge` exclude each other; `quorum` is majority, unanimous or a positive whole number (kept as a string, the
+    proto's spelling, whether it came as `2` from YAML or "2" from the wire)."""
+    members = settings["judges"] or []
+    if settings["judge"] is not None and members:
+        raise InvalidConfig("set `judges` or `judge` (a named panel), not both", field="config.judge")
+    if len(members) > MAX_PANEL_MEMBERS:
+        raise InvalidConfig(
+            f"a panel holds at most {MAX_PANEL_MEMBERS} judges, got {len(members)}", field="config.judges"
+        )
+    checked = []
+    for index, member in enumerate(members):
+        path = f"config.judges[{index}]"
+        for key, value in member.items():
+            if key not in ("host", "model"):
+                raise InvalidConfig(f"unknown key `{key}` in a judge (it takes host and model)", field=f"{path}.{key}")
+            if not isinstance(value, str):
+                raise InvalidConfig(f"{path}.{key} must be a string", field=f"{path}.{key}")
+        if not str(member.get("host", "")).strip():
+            raise InvalidConfig("a judge needs a `host` (a judge CLI name or an http(s) URL)", field=f"{path}.host")
+        entry = {"host": member["host"].strip(), "model": member.get("model", "")}
+        if entry in checked:
+            raise InvalidConfig(
+                "a judge is listed twice: it would vote twice on one ruling (use `samples` to ask it again)",
+                field=path,
+            )
+        checked.append(entry)
+    settings["judges"] = checked
+    asks = max(len(members), 1) * (settings["samples"] or 1)
+    if asks > MAX_PANEL_MEMBERS:
+        raise InvalidConfig(
+            f"a panel asks at most {MAX_PANEL_MEMBERS} times per question (judges x samples), got {asks}",
+            field="config.samples",
+        )
+    quorum = settings["quorum"]
+    if quorum is not None:
+        text = str(quorum).strip()
+        if text not in ("majority", "unanimous") and not (text.isdigit() and int(text) >= 1):
+            raise InvalidConfig(
+                f"config.quorum must be majority, unanimous or a whole number of at least 1, got {quorum!r}",
+                field="config.quorum",
+            )
+        if text.isdigit() and members and int(text) > len(members) * (settings["samples"] or 1):
+            raise InvalidConfig(
+                f"config.quorum {text} is more votes than the panel of {len(members)} can give", field="config.quorum"
+            )
+        settings["quorum"] = text
+
+
 _YES_NO_ERROR = ("yes", "no", _ERROR)
 
 _PAIR_FIELDS = (
@@ -383,6 +476,7 @@ CATALOGUE = Registry(
                     _MODEL,
                     _FRESH,
                     _SOURCE,
+                    *_PANEL_FIELDS,
                 ),
                 (*_LLM_VERDICTS, *(f"{verdict}_uncertain" for verdict in _LLM_VERDICTS), _ERROR),
                 open_verdicts=True,
@@ -390,6 +484,7 @@ CATALOGUE = Registry(
                 uses_judge=True,
             ),
             run=None,
+            checks=(_check_panel,),
         ),
         Evaluator(
             EvaluatorSpec(
@@ -412,12 +507,13 @@ CATALOGUE = Registry(
                     _MODEL,
                     _FRESH,
                     _SOURCE,
+                    *_PANEL_FIELDS,
                 ),
                 ("yes", "no", "tie", "no_baseline", _ERROR),
                 uses_judge=True,
             ),
             run=None,
-            checks=(_one_baseline, _at_least_one_pair),
+            checks=(_one_baseline, _at_least_one_pair, _check_panel),
         ),
         Evaluator(
             EvaluatorSpec(
@@ -528,13 +624,14 @@ CATALOGUE = Registry(
                     ),
                     _FRESH,
                     _SOURCE,
+                    *_PANEL_FIELDS,
                 ),
                 _YES_NO_ERROR,
                 exit_code_aware=True,
                 uses_judge=True,
             ),
             run=None,
-            checks=(_check_pairs,),
+            checks=(_check_pairs, _check_panel),
         ),
     )
 )

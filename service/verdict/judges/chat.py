@@ -94,7 +94,9 @@ async def _post(url: str, payload: Mapping[str, Any], seconds: float, key: ApiKe
         raise
 
 
-async def complete(host: HttpHost, *, system: str, prompt: str, model: str, seconds: float) -> HttpResponse:
+async def complete(
+    host: HttpHost, *, system: str, prompt: str, model: str, seconds: float, temperature: float = 0
+) -> HttpResponse:
     """POST one chat completion and return the raw response (the key redacted from it). Raises TimeoutError after
     `seconds` (both attempts together), ChatUnreachable when there is no HTTP answer at all, and CredentialError when
     the host's key cannot be read now."""
@@ -102,7 +104,7 @@ async def complete(host: HttpHost, *, system: str, prompt: str, model: str, seco
     give_up = time.monotonic() + seconds
     messages = [{"role": "system", "content": system}] if system else []
     messages.append({"role": "user", "content": prompt})
-    payload: dict[str, Any] = {"messages": messages, "temperature": 0, "stream": False}
+    payload: dict[str, Any] = {"messages": messages, "temperature": temperature, "stream": False}
     if model:
         payload["model"] = model
     response = await _post(host.completions_url, {**payload, "response_format": {"type": "json_object"}}, seconds, key)

@@ -29,7 +29,7 @@ from verdict.judges.envelopes import JudgeReply
 from verdict.judges.files import WorkspaceFile, read_text, workspace_file, write_text
 from verdict.judges.model import JudgeAnswer, JudgeRequest
 from verdict.judges.payload import verdict_payload
-from verdict.judges.ruled import RuledJudge
+from verdict.judges.ruled import RuledJudge, Seat
 
 __all__ = ["BLIND_SCHEMA", "DEFAULT_FRAMING", "Comparator", "Ruling", "build_blind_prompt", "read_ruling", "tally"]
 
@@ -151,6 +151,7 @@ class Comparator(RuledJudge):
     """The `comparator` evaluator: `await evaluator(config, request, deadline)`."""
 
     evaluator = "comparator"
+    cautious = "tie"
 
     async def __call__(
         self, config: Mapping[str, Any], request: EvaluationInput, deadline: float | None
@@ -185,18 +186,18 @@ class Comparator(RuledJudge):
         min_pairs = int(config["min_pairs"])  # validation made it at least 1
         prompt = config.get("prompt")
 
-        async def judge() -> EvaluationResult:
-            return await self._compare(prompt, output, baseline, model, min_pairs, deadline)
+        async def judge(seat: Seat) -> EvaluationResult:
+            return await self._compare(prompt, output, baseline, seat, min_pairs, deadline)
 
-        def material() -> dict[str, Any]:
+        def material(seat: Seat) -> dict[str, Any]:
             return {
-                "model": model,
+                "model": seat.model,
                 "prompts": [build_blind_prompt(prompt, output, baseline), build_blind_prompt(prompt, baseline, output)],
                 "schema": BLIND_SCHEMA,
                 "settings": {"min_pairs": min_pairs},
             }
 
-        result = await self._ruled(config, deadline, judge, material)
+        result = await self._ruled(config, deadline, judge, material, model=model)
         if result.verdict != "yes" or not auto_promote:
             return result
         # promotion is not part of the ruling: a replayed win still promotes (the file held the old baseline, or the
@@ -213,7 +214,7 @@ class Comparator(RuledJudge):
         return EvaluationResult(result.verdict, details)
 
     async def _compare(
-        self, prompt: str | None, output: str, baseline: str, model: str, min_pairs: int, deadline: float | None
+        self, prompt: str | None, output: str, baseline: str, seat: Seat, min_pairs: int, deadline: float | None
     ) -> EvaluationResult:
         """Judge `min_pairs` pairs, each in both orders, and tally them (the ruling, before any promotion)."""
         pairs: list[tuple[Ruling, Ruling]] = []
@@ -221,15 +222,15 @@ class Comparator(RuledJudge):
         for _ in range(min_pairs):
             if self.service.slots.slots > 1:
                 answers = await _both(
-                    self._judge(prompt, output, baseline, model, deadline, harness_is_a=True),
-                    self._judge(prompt, output, baseline, model, deadline, harness_is_a=False),
+                    self._judge(prompt, output, baseline, seat, deadline, harness_is_a=True),
+                    self._judge(prompt, output, baseline, seat, deadline, harness_is_a=False),
                 )
             else:
                 # one judge slot: the second order would wait for the first anyway, and with no queue it would be
                 # refused (RESOURCE_EXHAUSTED) by the comparator's own first order
                 answers = (
-                    await self._judge(prompt, output, baseline, model, deadline, harness_is_a=True),
-                    await self._judge(prompt, output, baseline, model, deadline, harness_is_a=False),
+                    await self._judge(prompt, output, baseline, seat, deadline, harness_is_a=True),
+                    await self._judge(prompt, output, baseline, seat, deadline, harness_is_a=False),
                 )
             host = answers[0].host
             failure = _failure(answers)
@@ -243,7 +244,7 @@ class Comparator(RuledJudge):
                         "baseline_wins": baseline_wins,
                         "pairs_judged": len(pairs),
                         "min_pairs": min_pairs,
-                        "llm_model": model,
+                        "llm_model": seat.model,
                     },
                 )
             first, second = (answer.payload or {} for answer in answers)
@@ -258,7 +259,7 @@ class Comparator(RuledJudge):
             "raw": last.raw(),
             "orders": [{"output_as_a": first.raw(), "output_as_b": second.raw()} for first, second in pairs],
             "judge_host": host,
-            "llm_model": model,
+            "llm_model": seat.model,
         }
         return EvaluationResult(verdict, details)
 
@@ -277,15 +278,17 @@ class Comparator(RuledJudge):
         )
 
     def _judge(
-        self, prompt: str | None, output: str, baseline: str, model: str, deadline: float | None, *, harness_is_a: bool
+        self, prompt: str | None, output: str, baseline: str, seat: Seat, deadline: float | None, *, harness_is_a: bool
     ) -> Awaitable[JudgeAnswer]:
         output_a, output_b = (output, baseline) if harness_is_a else (baseline, output)
         return self.service.ask(
             JudgeRequest(
                 prompt=build_blind_prompt(prompt, output_a, output_b),
-                model=model,
+                model=seat.model,
                 schema=BLIND_SCHEMA,
                 deadline=deadline,
                 read_payload=_read_payload,
+                host=seat.host,
+                temperature=seat.temperature,
             )
         )

@@ -22,7 +22,7 @@ from verdict.evaluators.model import EvaluationInput, EvaluationResult
 from verdict.judges.clipping import clip
 from verdict.judges.files import read_text, workspace_file
 from verdict.judges.model import JudgeOutcome, JudgeRequest
-from verdict.judges.ruled import RuledJudge
+from verdict.judges.ruled import RuledJudge, Seat
 
 __all__ = ["CONTRACT_SCHEMA", "Contract", "aggregate", "build_contract_prompt"]
 
@@ -86,21 +86,21 @@ class Contract(RuledJudge):
             prompt = build_contract_prompt(str(pair["contract"]), producer, producer_text, consumer, consumer_text)
             questions.append((result, prompt))
 
-        async def judge() -> EvaluationResult:
-            return await self._judge(questions, deadline)
+        async def judge(seat: Seat) -> EvaluationResult:
+            return await self._judge(questions, deadline, seat)
 
-        def material() -> dict[str, Any]:
+        def material(seat: Seat) -> dict[str, Any]:
             return {
-                "model": self.service.config.judge_model,
+                "model": seat.model,
                 "prompts": [prompt for _, prompt in questions],
                 "schema": CONTRACT_SCHEMA,
             }
 
         named = None if any(prompt is None for _, prompt in questions) else material
-        return await self._ruled(config, deadline, judge, named)
+        return await self._ruled(config, deadline, judge, named, model=self.service.config.judge_model)
 
     async def _judge(
-        self, questions: list[tuple[dict[str, Any], str | None]], deadline: float | None
+        self, questions: list[tuple[dict[str, Any], str | None]], deadline: float | None, seat: Seat
     ) -> EvaluationResult:
         """One judge call per readable pair, in order; a missing judge CLI stops at once."""
         results: list[dict[str, Any]] = []
@@ -109,7 +109,16 @@ class Contract(RuledJudge):
             if prompt is None:
                 results.append(result)
                 continue
-            answer = await self.service.ask(JudgeRequest(prompt=prompt, schema=CONTRACT_SCHEMA, deadline=deadline))
+            answer = await self.service.ask(
+                JudgeRequest(
+                    prompt=prompt,
+                    model=seat.model,
+                    schema=CONTRACT_SCHEMA,
+                    deadline=deadline,
+                    host=seat.host,
+                    temperature=seat.temperature,
+                )
+            )
             host = answer.host
             result = {**result, "llm_latency_ms": answer.latency_ms}
             if answer.outcome is JudgeOutcome.MISSING:

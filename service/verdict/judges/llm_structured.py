@@ -25,7 +25,7 @@ from verdict.judges.clipping import clip, clip_payload
 from verdict.judges.envelopes import JudgeReply
 from verdict.judges.model import JudgeAnswer, JudgeRequest
 from verdict.judges.payload import verdict_payload
-from verdict.judges.ruled import RuledJudge
+from verdict.judges.ruled import RuledJudge, Seat
 
 __all__ = [
     "DEFAULT_PROMPT",
@@ -247,12 +247,12 @@ class LlmStructured(RuledJudge):
         model = config["model"] or self.service.config.judge_model  # validation fills an unset model; "" stays
         user_prompt = build_prompt(prompt, request.output)
 
-        async def judge() -> EvaluationResult:
-            return await self._judge(config, request, deadline, model, user_prompt)
+        async def judge(seat: Seat) -> EvaluationResult:
+            return await self._judge(config, request, deadline, seat, user_prompt)
 
-        def material() -> dict[str, Any]:
+        def material(seat: Seat) -> dict[str, Any]:
             return {
-                "model": model,
+                "model": seat.model,
                 "prompt": user_prompt,
                 "schema": custom_schema or DEFAULT_SCHEMA,
                 # the evidence check reads the whole output, not only the tail the prompt shows
@@ -264,27 +264,44 @@ class LlmStructured(RuledJudge):
                 },
             }
 
-        return await self._ruled(config, deadline, judge, material)
+        return await self._ruled(config, deadline, judge, material, model=model)
+
+    def vote(self, result: EvaluationResult) -> str | None:
+        """A ruling's vote without its `_uncertain` mark: an unsure yes is still a yes (the panel's confidence, the
+        mean of its winners', decides whether the panel's verdict is marked)."""
+        if result.verdict == "error":
+            return None
+        return result.verdict.removesuffix("_uncertain")
+
+    def panel_verdict(self, verdict: str, winners: list[EvaluationResult], config: Mapping[str, Any]) -> str:
+        if not config["uncertain_suffix"] or verdict.endswith("_uncertain"):
+            return verdict
+        confidences = [float(w.details["confidence"]) for w in winners if "confidence" in w.details]
+        if confidences and sum(confidences) / len(confidences) < float(config["min_confidence"]):
+            return f"{verdict}_uncertain"
+        return verdict
 
     async def _judge(
         self,
         config: Mapping[str, Any],
         request: EvaluationInput,
         deadline: float | None,
-        model: str,
+        seat: Seat,
         user_prompt: str,
     ) -> EvaluationResult:
         custom_schema = config.get("schema")
         answer = await self.service.ask(
             JudgeRequest(
                 prompt=user_prompt,
-                model=model,
+                model=seat.model,
                 schema=custom_schema or DEFAULT_SCHEMA,
                 deadline=deadline,
                 read_payload=_read_payload,
+                host=seat.host,
+                temperature=seat.temperature,
             )
         )
-        trace = _trace(answer, model, user_prompt)
+        trace = _trace(answer, seat.model, user_prompt)
         if not answer.ok or answer.payload is None:
             return EvaluationResult("error", {**answer.failure_details(), **trace})
         verdict, details = settle(

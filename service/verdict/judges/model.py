@@ -50,6 +50,9 @@ class JudgeRequest:
     deadline: float | None = None
     read_payload: PayloadReader = verdict_payload
     host: Host | None = None
+    temperature: float | None = None
+    """Sampling temperature where the host takes one (HTTP hosts; CLIs have no flag for it): None is 0, the
+    reproducible default; self-consistency samples ask for more."""
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,15 @@ from verdict.judges.hosts import Host, HttpHost
 from verdict.judges.ruling_stores import MemoryStore, RedisStore, RulingStore, StoredRuling, StoreUnavailable
 from verdict.metrics import Metrics
 
-__all__ = ["RULING_FORMAT", "RulingCache", "build_ruling_cache", "host_identity", "record_spend", "ruling_key"]
+__all__ = [
+    "RULING_FORMAT",
+    "RulingCache",
+    "billed",
+    "build_ruling_cache",
+    "host_identity",
+    "record_spend",
+    "ruling_key",
+]
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +71,21 @@ def record_spend(cost_usd: float | None) -> None:
     bill = _BILL.get()
     if bill is not None and cost_usd is not None and cost_usd > 0:
         bill.append(cost_usd)
+
+
+async def billed(judge: Judge) -> tuple[EvaluationResult, float]:
+    """`judge()` and what its judge calls reported costing. Bills nest: the spend also counts for any enclosing
+    bill, so a panel member's cost and its panel's total are both exact."""
+    outer = _BILL.get()
+    bill: list[float] = []
+    token = _BILL.set(bill)
+    try:
+        result = await judge()
+    finally:
+        _BILL.reset(token)
+        if outer is not None:
+            outer.extend(bill)
+    return result, sum(bill)
 
 
 def ruling_key(material: Mapping[str, Any]) -> str:
@@ -172,13 +195,7 @@ class RulingCache:
         return EvaluationResult(ruling.verdict, details)
 
     async def _judged(self, judge: Judge) -> tuple[EvaluationResult, float]:
-        bill: list[float] = []
-        token = _BILL.set(bill)
-        try:
-            result = await judge()
-        finally:
-            _BILL.reset(token)
-        return result, sum(bill)
+        return await billed(judge)
 
     async def _wait_for_peer(self, key: str, deadline: float | None) -> StoredRuling | None:
         """Another replica is judging this question: its ruling, once stored, or None when it gave up or time ran out

@@ -31,7 +31,7 @@ from verdict.judges.interpret import MAX_JUDGE_OUTPUT_BYTES, interpret_completio
 from verdict.judges.model import JudgeAnswer, JudgeOutcome, JudgeRequest, failure
 from verdict.judges.rulings import record_spend
 from verdict.metrics import Metrics
-from verdict.runner import Command, CommandNotFound, Runner, minimal_env
+from verdict.runner import Command, CommandNotFound, Runner, SlotLimit, minimal_env
 
 __all__ = ["DEADLINE_MARGIN_SECONDS", "MIN_JUDGE_SECONDS", "JudgeService"]
 
@@ -47,7 +47,8 @@ class JudgeService:
     `env` is the server's environment: it selects the host (LL_HOST_CLI, LL_HOOK_HOST, PATH) and supplies the judge
     child's PATH, proxy settings and the host's credential variables (docs/judges.md), nothing else. `scratch_root`
     is where per-call HOME directories are made (the system temp dir by default). `hosts` is the registry hosts are
-    chosen from (every known CLI by default); a test or an embedding program passes its own.
+    chosen from (every known CLI by default); a test or an embedding program passes its own. `slots` replaces the
+    runner's `judge` pool: calibration passes a pool of its own so it never holds a slot a request waits for.
     """
 
     def __init__(
@@ -59,6 +60,7 @@ class JudgeService:
         *,
         scratch_root: str | Path | None = None,
         hosts: HostRegistry = HOSTS,
+        slots: SlotLimit | None = None,
     ) -> None:
         self.config = config
         self.runner = runner
@@ -69,8 +71,11 @@ class JudgeService:
         # Found now, once: tempfile probes for a usable directory by opening files in it, which fails (as "no
         # usable temporary directory") whenever the server is out of descriptors, and every judge call would.
         tempfile.gettempdir()
-        self.slots = runner.limit("judge", config)
-        self.metrics.judges_waiting.set_function(lambda: self.slots.waiting)
+        if slots is None:
+            self.slots = runner.limit("judge", config)
+            self.metrics.judges_waiting.set_function(lambda: self.slots.waiting)
+        else:
+            self.slots = slots
         self._host = hosts.select(config.judge_host, self.env)
         self._as_root = os.geteuid() == 0
         self._credentials, self._key_origin = self._bind_credentials()
@@ -250,6 +255,7 @@ class JudgeService:
                 prompt=self._prompt(host, request),
                 model=self._model(host, request),
                 seconds=budget,
+                temperature=request.temperature or 0,
             )
         except TimeoutError:
             return failure(host.name, url, JudgeOutcome.TIMEOUT, "LLM evaluation timeout", timeout=True)

@@ -122,6 +122,8 @@ class App:
         if self.http is not None:
             self.http.start()
         await self.mark_ready()
+        if self.components.judges is not None:
+            self.components.judges.start_calibration()  # background work, after the server serves
 
     async def mark_ready(self) -> None:
         for name in READINESS_SERVICES:

@@ -1236,6 +1236,11 @@ class LlmStructuredConfig(_message.Message):
     UNCERTAIN_SUFFIX_FIELD_NUMBER: _builtins.int
     MODEL_FIELD_NUMBER: _builtins.int
     FRESH_FIELD_NUMBER: _builtins.int
+    JUDGES_FIELD_NUMBER: _builtins.int
+    QUORUM_FIELD_NUMBER: _builtins.int
+    JUDGE_FIELD_NUMBER: _builtins.int
+    SAMPLES_FIELD_NUMBER: _builtins.int
+    TIE_FIELD_NUMBER: _builtins.int
     prompt: _builtins.str
     """What to judge; interpolated. Default: whether the action succeeded, judged from its output."""
     min_confidence: _builtins.float
@@ -1246,9 +1251,27 @@ class LlmStructuredConfig(_message.Message):
     """The model alias passed to the judge host. Default: the server's judge_model."""
     fresh: _builtins.bool
     """Ask the judge again instead of answering from the ruling cache (to sample several rulings on purpose)."""
+    quorum: _builtins.str
+    """How the panel's votes decide: "majority" (default), "unanimous" or a number k (at least k agreeing votes),
+    counted over the members that answered; too few answers make the verdict `error`.
+    """
+    judge: _builtins.str
+    """A judge or panel named in the server's judge_panels_file (e.g. "panel-a"), instead of `judges`."""
+    samples: _builtins.int
+    """Ask each judge this many times and take the majority, the spread reported (self-consistency). Default 1."""
+    tie: _builtins.str
+    """What a panel without a winning verdict gives: "error" (default), "cautious" (the evaluator's failing verdict)
+    or "first" (the vote of the first listed member that answered).
+    """
     @_builtins.property
     def schema(self) -> _struct_pb2.Struct:
         """A custom JSON schema for the judge's answer; custom schemas skip the default grammar and evidence rules."""
+
+    @_builtins.property
+    def judges(self) -> _containers.RepeatedCompositeFieldContainer[Global___JudgeMember]:
+        """A panel of judges asked concurrently instead of the one judge host; each member's ruling is cached under its
+        own key and listed in the details. Empty: the server's judge host (or the panel `judge` names).
+        """
 
     def __init__(
         self,
@@ -1259,23 +1282,44 @@ class LlmStructuredConfig(_message.Message):
         uncertain_suffix: _builtins.bool = ...,
         model: _builtins.str | None = ...,
         fresh: _builtins.bool = ...,
+        judges: _abc.Iterable[Global___JudgeMember] | None = ...,
+        quorum: _builtins.str | None = ...,
+        judge: _builtins.str | None = ...,
+        samples: _builtins.int | None = ...,
+        tie: _builtins.str | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_min_confidence", b"_min_confidence", "_model", b"_model", "_prompt", b"_prompt", "min_confidence", b"min_confidence", "model", b"model", "prompt", b"prompt", "schema", b"schema"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_judge", b"_judge", "_min_confidence", b"_min_confidence", "_model", b"_model", "_prompt", b"_prompt", "_quorum", b"_quorum", "_samples", b"_samples", "_tie", b"_tie", "judge", b"judge", "min_confidence", b"min_confidence", "model", b"model", "prompt", b"prompt", "quorum", b"quorum", "samples", b"samples", "schema", b"schema", "tie", b"tie"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_min_confidence", b"_min_confidence", "_model", b"_model", "_prompt", b"_prompt", "fresh", b"fresh", "min_confidence", b"min_confidence", "model", b"model", "prompt", b"prompt", "schema", b"schema", "uncertain_suffix", b"uncertain_suffix"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_judge", b"_judge", "_min_confidence", b"_min_confidence", "_model", b"_model", "_prompt", b"_prompt", "_quorum", b"_quorum", "_samples", b"_samples", "_tie", b"_tie", "fresh", b"fresh", "judge", b"judge", "judges", b"judges", "min_confidence", b"min_confidence", "model", b"model", "prompt", b"prompt", "quorum", b"quorum", "samples", b"samples", "schema", b"schema", "tie", b"tie", "uncertain_suffix", b"uncertain_suffix"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__judge: _TypeAlias = _typing.Literal["judge"]  # noqa: Y015
+    _WhichOneofArgType__judge: _TypeAlias = _typing.Literal["_judge", b"_judge"]  # noqa: Y015
     _WhichOneofReturnType__min_confidence: _TypeAlias = _typing.Literal["min_confidence"]  # noqa: Y015
     _WhichOneofArgType__min_confidence: _TypeAlias = _typing.Literal["_min_confidence", b"_min_confidence"]  # noqa: Y015
     _WhichOneofReturnType__model: _TypeAlias = _typing.Literal["model"]  # noqa: Y015
     _WhichOneofArgType__model: _TypeAlias = _typing.Literal["_model", b"_model"]  # noqa: Y015
     _WhichOneofReturnType__prompt: _TypeAlias = _typing.Literal["prompt"]  # noqa: Y015
     _WhichOneofArgType__prompt: _TypeAlias = _typing.Literal["_prompt", b"_prompt"]  # noqa: Y015
+    _WhichOneofReturnType__quorum: _TypeAlias = _typing.Literal["quorum"]  # noqa: Y015
+    _WhichOneofArgType__quorum: _TypeAlias = _typing.Literal["_quorum", b"_quorum"]  # noqa: Y015
+    _WhichOneofReturnType__samples: _TypeAlias = _typing.Literal["samples"]  # noqa: Y015
+    _WhichOneofArgType__samples: _TypeAlias = _typing.Literal["_samples", b"_samples"]  # noqa: Y015
+    _WhichOneofReturnType__tie: _TypeAlias = _typing.Literal["tie"]  # noqa: Y015
+    _WhichOneofArgType__tie: _TypeAlias = _typing.Literal["_tie", b"_tie"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__judge) -> _WhichOneofReturnType__judge | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__min_confidence) -> _WhichOneofReturnType__min_confidence | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__model) -> _WhichOneofReturnType__model | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__prompt) -> _WhichOneofReturnType__prompt | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__quorum) -> _WhichOneofReturnType__quorum | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__samples) -> _WhichOneofReturnType__samples | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__tie) -> _WhichOneofReturnType__tie | None: ...
 
 Global___LlmStructuredConfig: _TypeAlias = LlmStructuredConfig  # noqa: Y015
 
@@ -1292,6 +1336,11 @@ class ComparatorConfig(_message.Message):
     MIN_PAIRS_FIELD_NUMBER: _builtins.int
     MODEL_FIELD_NUMBER: _builtins.int
     FRESH_FIELD_NUMBER: _builtins.int
+    JUDGES_FIELD_NUMBER: _builtins.int
+    QUORUM_FIELD_NUMBER: _builtins.int
+    JUDGE_FIELD_NUMBER: _builtins.int
+    SAMPLES_FIELD_NUMBER: _builtins.int
+    TIE_FIELD_NUMBER: _builtins.int
     prompt: _builtins.str
     """What the outputs are judged against; replaces the default framing."""
     baseline_path: _builtins.str
@@ -1306,6 +1355,24 @@ class ComparatorConfig(_message.Message):
     """The model alias passed to the judge host. Default: the server's judge_model."""
     fresh: _builtins.bool
     """Ask the judge again instead of answering from the ruling cache (to sample several rulings on purpose)."""
+    quorum: _builtins.str
+    """How the panel's votes decide: "majority" (default), "unanimous" or a number k (at least k agreeing votes),
+    counted over the members that answered; too few answers make the verdict `error`.
+    """
+    judge: _builtins.str
+    """A judge or panel named in the server's judge_panels_file (e.g. "panel-a"), instead of `judges`."""
+    samples: _builtins.int
+    """Ask each judge this many times and take the majority, the spread reported (self-consistency). Default 1."""
+    tie: _builtins.str
+    """What a panel without a winning verdict gives: "error" (default), "cautious" (the evaluator's failing verdict)
+    or "first" (the vote of the first listed member that answered).
+    """
+    @_builtins.property
+    def judges(self) -> _containers.RepeatedCompositeFieldContainer[Global___JudgeMember]:
+        """A panel of judges asked concurrently instead of the one judge host; each member's ruling is cached under its
+        own key and listed in the details. Empty: the server's judge host (or the panel `judge` names).
+        """
+
     def __init__(
         self,
         *,
@@ -1316,31 +1383,52 @@ class ComparatorConfig(_message.Message):
         min_pairs: _builtins.int | None = ...,
         model: _builtins.str | None = ...,
         fresh: _builtins.bool = ...,
+        judges: _abc.Iterable[Global___JudgeMember] | None = ...,
+        quorum: _builtins.str | None = ...,
+        judge: _builtins.str | None = ...,
+        samples: _builtins.int | None = ...,
+        tie: _builtins.str | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_baseline", b"_baseline", "_baseline_path", b"_baseline_path", "_min_pairs", b"_min_pairs", "_model", b"_model", "_prompt", b"_prompt", "baseline", b"baseline", "baseline_path", b"baseline_path", "min_pairs", b"min_pairs", "model", b"model", "prompt", b"prompt"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_baseline", b"_baseline", "_baseline_path", b"_baseline_path", "_judge", b"_judge", "_min_pairs", b"_min_pairs", "_model", b"_model", "_prompt", b"_prompt", "_quorum", b"_quorum", "_samples", b"_samples", "_tie", b"_tie", "baseline", b"baseline", "baseline_path", b"baseline_path", "judge", b"judge", "min_pairs", b"min_pairs", "model", b"model", "prompt", b"prompt", "quorum", b"quorum", "samples", b"samples", "tie", b"tie"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_baseline", b"_baseline", "_baseline_path", b"_baseline_path", "_min_pairs", b"_min_pairs", "_model", b"_model", "_prompt", b"_prompt", "auto_promote", b"auto_promote", "baseline", b"baseline", "baseline_path", b"baseline_path", "fresh", b"fresh", "min_pairs", b"min_pairs", "model", b"model", "prompt", b"prompt"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_baseline", b"_baseline", "_baseline_path", b"_baseline_path", "_judge", b"_judge", "_min_pairs", b"_min_pairs", "_model", b"_model", "_prompt", b"_prompt", "_quorum", b"_quorum", "_samples", b"_samples", "_tie", b"_tie", "auto_promote", b"auto_promote", "baseline", b"baseline", "baseline_path", b"baseline_path", "fresh", b"fresh", "judge", b"judge", "judges", b"judges", "min_pairs", b"min_pairs", "model", b"model", "prompt", b"prompt", "quorum", b"quorum", "samples", b"samples", "tie", b"tie"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__baseline: _TypeAlias = _typing.Literal["baseline"]  # noqa: Y015
     _WhichOneofArgType__baseline: _TypeAlias = _typing.Literal["_baseline", b"_baseline"]  # noqa: Y015
     _WhichOneofReturnType__baseline_path: _TypeAlias = _typing.Literal["baseline_path"]  # noqa: Y015
     _WhichOneofArgType__baseline_path: _TypeAlias = _typing.Literal["_baseline_path", b"_baseline_path"]  # noqa: Y015
+    _WhichOneofReturnType__judge: _TypeAlias = _typing.Literal["judge"]  # noqa: Y015
+    _WhichOneofArgType__judge: _TypeAlias = _typing.Literal["_judge", b"_judge"]  # noqa: Y015
     _WhichOneofReturnType__min_pairs: _TypeAlias = _typing.Literal["min_pairs"]  # noqa: Y015
     _WhichOneofArgType__min_pairs: _TypeAlias = _typing.Literal["_min_pairs", b"_min_pairs"]  # noqa: Y015
     _WhichOneofReturnType__model: _TypeAlias = _typing.Literal["model"]  # noqa: Y015
     _WhichOneofArgType__model: _TypeAlias = _typing.Literal["_model", b"_model"]  # noqa: Y015
     _WhichOneofReturnType__prompt: _TypeAlias = _typing.Literal["prompt"]  # noqa: Y015
     _WhichOneofArgType__prompt: _TypeAlias = _typing.Literal["_prompt", b"_prompt"]  # noqa: Y015
+    _WhichOneofReturnType__quorum: _TypeAlias = _typing.Literal["quorum"]  # noqa: Y015
+    _WhichOneofArgType__quorum: _TypeAlias = _typing.Literal["_quorum", b"_quorum"]  # noqa: Y015
+    _WhichOneofReturnType__samples: _TypeAlias = _typing.Literal["samples"]  # noqa: Y015
+    _WhichOneofArgType__samples: _TypeAlias = _typing.Literal["_samples", b"_samples"]  # noqa: Y015
+    _WhichOneofReturnType__tie: _TypeAlias = _typing.Literal["tie"]  # noqa: Y015
+    _WhichOneofArgType__tie: _TypeAlias = _typing.Literal["_tie", b"_tie"]  # noqa: Y015
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__baseline) -> _WhichOneofReturnType__baseline | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__baseline_path) -> _WhichOneofReturnType__baseline_path | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__judge) -> _WhichOneofReturnType__judge | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__min_pairs) -> _WhichOneofReturnType__min_pairs | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__model) -> _WhichOneofReturnType__model | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__prompt) -> _WhichOneofReturnType__prompt | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__quorum) -> _WhichOneofReturnType__quorum | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__samples) -> _WhichOneofReturnType__samples | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__tie) -> _WhichOneofReturnType__tie | None: ...
 
 Global___ComparatorConfig: _TypeAlias = ComparatorConfig  # noqa: Y015
 
@@ -1352,23 +1440,66 @@ class ContractConfig(_message.Message):
 
     PAIRS_FIELD_NUMBER: _builtins.int
     FRESH_FIELD_NUMBER: _builtins.int
+    JUDGES_FIELD_NUMBER: _builtins.int
+    QUORUM_FIELD_NUMBER: _builtins.int
+    JUDGE_FIELD_NUMBER: _builtins.int
+    SAMPLES_FIELD_NUMBER: _builtins.int
+    TIE_FIELD_NUMBER: _builtins.int
     fresh: _builtins.bool
     """Ask the judge again instead of answering from the ruling cache (to sample several rulings on purpose)."""
+    quorum: _builtins.str
+    """How the panel's votes decide: "majority" (default), "unanimous" or a number k (at least k agreeing votes),
+    counted over the members that answered; too few answers make the verdict `error`.
+    """
+    judge: _builtins.str
+    """A judge or panel named in the server's judge_panels_file (e.g. "panel-a"), instead of `judges`."""
+    samples: _builtins.int
+    """Ask each judge this many times and take the majority, the spread reported (self-consistency). Default 1."""
+    tie: _builtins.str
+    """What a panel without a winning verdict gives: "error" (default), "cautious" (the evaluator's failing verdict)
+    or "first" (the vote of the first listed member that answered).
+    """
     @_builtins.property
     def pairs(self) -> _containers.RepeatedCompositeFieldContainer[Global___ContractPair]:
         """The producer/consumer pairs to check. At least one."""
+
+    @_builtins.property
+    def judges(self) -> _containers.RepeatedCompositeFieldContainer[Global___JudgeMember]:
+        """A panel of judges asked concurrently instead of the one judge host; each member's ruling is cached under its
+        own key and listed in the details. Empty: the server's judge host (or the panel `judge` names).
+        """
 
     def __init__(
         self,
         *,
         pairs: _abc.Iterable[Global___ContractPair] | None = ...,
         fresh: _builtins.bool = ...,
+        judges: _abc.Iterable[Global___JudgeMember] | None = ...,
+        quorum: _builtins.str | None = ...,
+        judge: _builtins.str | None = ...,
+        samples: _builtins.int | None = ...,
+        tie: _builtins.str | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_judge", b"_judge", "_quorum", b"_quorum", "_samples", b"_samples", "_tie", b"_tie", "judge", b"judge", "quorum", b"quorum", "samples", b"samples", "tie", b"tie"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["fresh", b"fresh", "pairs", b"pairs"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_judge", b"_judge", "_quorum", b"_quorum", "_samples", b"_samples", "_tie", b"_tie", "fresh", b"fresh", "judge", b"judge", "judges", b"judges", "pairs", b"pairs", "quorum", b"quorum", "samples", b"samples", "tie", b"tie"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__judge: _TypeAlias = _typing.Literal["judge"]  # noqa: Y015
+    _WhichOneofArgType__judge: _TypeAlias = _typing.Literal["_judge", b"_judge"]  # noqa: Y015
+    _WhichOneofReturnType__quorum: _TypeAlias = _typing.Literal["quorum"]  # noqa: Y015
+    _WhichOneofArgType__quorum: _TypeAlias = _typing.Literal["_quorum", b"_quorum"]  # noqa: Y015
+    _WhichOneofReturnType__samples: _TypeAlias = _typing.Literal["samples"]  # noqa: Y015
+    _WhichOneofArgType__samples: _TypeAlias = _typing.Literal["_samples", b"_samples"]  # noqa: Y015
+    _WhichOneofReturnType__tie: _TypeAlias = _typing.Literal["tie"]  # noqa: Y015
+    _WhichOneofArgType__tie: _TypeAlias = _typing.Literal["_tie", b"_tie"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__judge) -> _WhichOneofReturnType__judge | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__quorum) -> _WhichOneofReturnType__quorum | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__samples) -> _WhichOneofReturnType__samples | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__tie) -> _WhichOneofReturnType__tie | None: ...
 
 Global___ContractConfig: _TypeAlias = ContractConfig  # noqa: Y015
 
