@@ -34,11 +34,15 @@ import grpc
 import grpc.aio
 
 __all__ = [
+    "H2loadRun",
     "LoadResult",
     "Server",
+    "cpu_seconds",
     "h2load_rate",
+    "h2load_run",
     "run_load",
     "server_counts",
+    "start_bare_echo",
     "start_echo",
     "start_verdict",
 ]
@@ -131,6 +135,32 @@ def start_echo(*flags: str) -> Server:
     return _start(argv)
 
 
+def start_bare_echo() -> Server:
+    """The floor: a bare `grpc.aio.server()` echo (no interceptors, logging or metrics; bench/echo_server.py)."""
+    return _start([sys.executable, "-m", "bench.echo_server", "--bare"])
+
+
+def cpu_seconds(server: Server) -> float:
+    """User + system CPU seconds the server's processes (workers included) have used so far, from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in server.pids():
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat(5))
+    return total / tick
+
+
+@dataclass
+class H2loadRun:
+    """One h2load run: calls/s, and the server's CPU per call over the same run (warm-up included on both sides)."""
+
+    rate: float
+    cpu_per_call: float
+
+
 def h2load_rate(
     server: Server,
     request: tuple[str, bytes],
@@ -140,6 +170,19 @@ def h2load_rate(
     duration: float = 2.5,
     warmup: float = 1.0,
 ) -> float:
+    """Calls/s of one request (see `h2load_run`)."""
+    return h2load_run(server, request, connections=connections, streams=streams, duration=duration, warmup=warmup).rate
+
+
+def h2load_run(
+    server: Server,
+    request: tuple[str, bytes],
+    *,
+    connections: int = 4,
+    streams: int = 4,
+    duration: float = 2.5,
+    warmup: float = 1.0,
+) -> H2loadRun:
     """Calls/s of one request, sent by h2load (nghttp2's HTTP/2 load generator, in C) as a gRPC call: the capacity of
     the server and not of its clients, which on a shared 2-core machine matters. A Python gRPC client spends about
     what the server does per call, so Python clients saturate first and every throughput ratio tends to 1.
@@ -156,7 +199,13 @@ def h2load_rate(
         argv = ["h2load", "-c", str(connections), "-m", str(streams), "-t", "1", "-D", f"{duration * 1000:.0f}ms"]
         argv += [f"--warm-up-time={warmup * 1000:.0f}ms", "-d", body.name, "-H", "content-type: application/grpc"]
         argv += ["-H", "te: trailers", f"http://{server.target}/{SERVICE}/{method}"]
-        report = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+        process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(warmup)  # the CPU is read over h2load's measured window only, as its rate is
+        cpu_before = cpu_seconds(server)
+        report, errors = process.communicate()
+        cpu = cpu_seconds(server) - cpu_before
+        if process.returncode:
+            raise RuntimeError(f"h2load failed ({process.returncode}): {errors}")
     found = re.search(r"finished in [^,]+, ([\d.]+) req/s", report)
     if found is None:
         raise RuntimeError(f"h2load printed no rate:\n{report}")
@@ -166,7 +215,8 @@ def h2load_rate(
         failed.pop("handled Canceled", None)  # the calls in flight when h2load stopped
     if any(failed.values()):
         raise RuntimeError(f"calls that did not answer OK during an h2load run: {failed}")
-    return float(found.group(1))
+    rate = float(found.group(1))
+    return H2loadRun(rate, cpu / (rate * duration) if rate else float("nan"))
 
 
 def server_counts(server: Server) -> dict[str, float]:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import grpc
 import grpc.aio
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
+from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 from prometheus_client import CollectorRegistry
 
 from verdict.config.keys import Config
@@ -42,6 +42,7 @@ from verdict.security.tls import Certificates, server_credentials
 from verdict.server.health import Health
 from verdict.server.interceptors.access_control import AccessInterceptor
 from verdict.server.interceptors.admission import Admission, AdmissionInterceptor, AdmissionLimits
+from verdict.server.interceptors.chain import Chain, ChainedRegistration, Except
 from verdict.server.interceptors.decoding import LenientDecoding
 from verdict.server.interceptors.observe import MetricsInterceptor
 from verdict.server.scrape import MetricsHttpServer
@@ -223,8 +224,7 @@ async def build_server(
         gate, metrics, per_connection=config.max_calls_per_connection, per_principal=config.max_calls_per_principal
     )
     admission = Admission(AdmissionLimits.from_config(config), metrics)
-    interceptors = _interceptor_chain(config, metrics, access, admission)
-    server, port, health_server, health_port = _listeners(config, metrics, interceptors, certificates, reuse_port)
+    server, port, health_server, health_port = _listeners(config, certificates, reuse_port)
     components = build_components(config, metrics, env if env is not None else os.environ)
     decisions = build_decision_log(config, metrics.registry)
     servicer = VerdictServicer(
@@ -235,7 +235,8 @@ async def build_server(
         metrics=metrics,
         decisions=decisions,
     )
-    health = _services(config, metrics, server, health_server, handlers or method_handlers(servicer))
+    chains = _chains(config, metrics, access, admission)
+    health = _services(config, metrics, chains, server, health_server, handlers or method_handlers(servicer))
     http = await _http_port(config, metrics, servicer, access, admission, components, decisions)
     metrics.initialize_judge_types(spec.type for spec in components.evaluations.catalogue() if spec.uses_judge)
     app = App(
@@ -257,25 +258,23 @@ async def build_server(
     return app, port
 
 
-def _interceptor_chain(
-    config: Config, metrics: Metrics, access: AccessInterceptor, admission: Admission
-) -> list[grpc.aio.ServerInterceptor]:
-    """What every call on the gRPC port passes through, outermost first: metrics and the access log, access control,
-    admission control (when on), lenient decoding."""
-    interceptors: list[grpc.aio.ServerInterceptor] = [
-        MetricsInterceptor(metrics, access_log_level=config.access_log_level),
-        access,
-    ]
+def _chains(config: Config, metrics: Metrics, access: AccessInterceptor, admission: Admission) -> tuple[Chain, Chain]:
+    """What every call passes through, outermost first, on the gRPC port (metrics and the access line, access
+    control, admission control, lenient decoding) and on the health-only port (metrics, lenient decoding). Each
+    method's wrapper is built once (chain.py), and a layer whose feature is off is left out: admission when
+    `admission_control` is off, access control with auth off and no in-flight limits (AccessInterceptor.active), and
+    lenient decoding for VerdictService, whose own decoder and servicer already answer undecodable requests."""
+    observe = MetricsInterceptor(metrics, access_log_level=config.access_log_level)
+    decoding = Except(LenientDecoding(), SERVICE_NAME)
+    layers: list[Any] = [observe, access]
     if config.admission_control:
-        interceptors.append(AdmissionInterceptor(admission))
-    interceptors.append(LenientDecoding())
-    return interceptors
+        layers.append(AdmissionInterceptor(admission))
+    layers.append(decoding)
+    return Chain(layers), Chain([observe, decoding])
 
 
 def _listeners(
     config: Config,
-    metrics: Metrics,
-    interceptors: list[grpc.aio.ServerInterceptor],
     certificates: Certificates | None,
     reuse_port: bool,
 ) -> tuple[grpc.aio.Server, int, grpc.aio.Server | None, int]:
@@ -283,7 +282,7 @@ def _listeners(
     `health_address` when there is one (port 0 when not): (server, port, health server, health port)."""
     # grpc-core's own maximum_concurrent_rpcs stays off: it answers the excess with CANCELLED, unseen by the metrics;
     # admission control (admission.py) sheds first, with RESOURCE_EXHAUSTED and a retry hint.
-    server = grpc.aio.server(interceptors=interceptors, options=_server_options(config, reuse_port=reuse_port))
+    server = grpc.aio.server(options=_server_options(config, reuse_port=reuse_port))
     credentials = server_credentials(certificates) if certificates is not None else None
     port = _bind(server, "grpc_address", config.grpc_address, credentials)
     if config.auth and not certificates and not _loopback(config.grpc_address):
@@ -291,10 +290,7 @@ def _listeners(
     health_server: grpc.aio.Server | None = None
     health_port = 0
     if config.health_address:
-        health_server = grpc.aio.server(
-            interceptors=[MetricsInterceptor(metrics, access_log_level=config.access_log_level), LenientDecoding()],
-            options=_server_options(config, reuse_port=reuse_port),
-        )
+        health_server = grpc.aio.server(options=_server_options(config, reuse_port=reuse_port))
         health_port = _bind(health_server, "health_address", config.health_address, None)
     return server, port, health_server, health_port
 
@@ -302,21 +298,25 @@ def _listeners(
 def _services(
     config: Config,
     metrics: Metrics,
-    server: grpc.aio.Server,
+    chains: tuple[Chain, Chain],
+    grpc_server: grpc.aio.Server,
     health_server: grpc.aio.Server | None,
     handlers: grpc.GenericRpcHandler,
 ) -> Health:
-    """Put VerdictService's handlers, health (on both listeners) and reflection (when on) on the servers; the health
-    servicer, readiness NOT_SERVING and liveness SERVING."""
+    """Put VerdictService's handlers, health (on both listeners) and reflection (when on) on the servers, each
+    handler inside its port's chain; the health servicer, readiness NOT_SERVING and liveness SERVING."""
+    server = ChainedRegistration(grpc_server, chains[0])
     server.add_generic_rpc_handlers((handlers,))
     not_serving, serving = health_pb2.HealthCheckResponse.NOT_SERVING, health_pb2.HealthCheckResponse.SERVING
     health = Health({**dict.fromkeys(READINESS_SERVICES, not_serving), LIVENESS_SERVICE: serving})
     health_pb2_grpc.add_HealthServicer_to_server(health, server)
     if health_server is not None:
-        health_pb2_grpc.add_HealthServicer_to_server(health, health_server)
+        health_pb2_grpc.add_HealthServicer_to_server(health, ChainedRegistration(health_server, chains[1]))
     served = [SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name]
     if config.reflection:
-        reflection.enable_server_reflection([*served, reflection.SERVICE_NAME], server)
+        reflection_pb2_grpc.add_ServerReflectionServicer_to_server(
+            reflection.aio.ReflectionServicer([*served, reflection.SERVICE_NAME]), server
+        )
     metrics.initialize_rpcs(SERVICE_NAME, [(m.name, "unary") for m in SERVICE_DESCRIPTOR.methods])
     return health
 
