@@ -199,8 +199,10 @@ FAMILIES = [
         "counter",
         ("reason",),
         "VerdictService calls refused by admission control before any work, by reason (overloaded: "
-        "RESOURCE_EXHAUSTED, running slots and queue full; deadline: DEADLINE_EXCEEDED, too little of the deadline "
-        "left on arrival; deadline_in_queue: DEADLINE_EXCEEDED, it ran out while waiting).",
+        "RESOURCE_EXHAUSTED, running slots and queue full or a queue standing; queue_wait: RESOURCE_EXHAUSTED, "
+        "waited max_queue_wait_seconds for a slot; deadline: DEADLINE_EXCEEDED, too little of the deadline left "
+        "on arrival; deadline_in_queue: DEADLINE_EXCEEDED, it ran out while waiting; draining: UNAVAILABLE, "
+        "the server is shutting down).",
     ),
     ("verdict_subprocess_duration_seconds", "histogram", ("tool",), "Wall time of child processes, by tool."),
     (
@@ -259,7 +261,7 @@ PRE_INITIALISED = sorted(
         ),
         *(
             ("verdict_shed_total", (("reason", reason),), 0.0)
-            for reason in ("deadline", "deadline_in_queue", "overloaded")
+            for reason in ("deadline", "deadline_in_queue", "draining", "overloaded", "queue_wait")
         ),
     ]
 )

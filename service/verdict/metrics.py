@@ -361,12 +361,14 @@ class AdmissionMetrics:
         self.shed = Counter(
             "verdict_shed_total",
             "VerdictService calls refused by admission control before any work, by reason (overloaded: "
-            "RESOURCE_EXHAUSTED, running slots and queue full; deadline: DEADLINE_EXCEEDED, too little of the "
-            "deadline left on arrival; deadline_in_queue: DEADLINE_EXCEEDED, it ran out while waiting).",
+            "RESOURCE_EXHAUSTED, running slots and queue full or a queue standing; queue_wait: RESOURCE_EXHAUSTED, "
+            "waited max_queue_wait_seconds for a slot; deadline: DEADLINE_EXCEEDED, too little of the deadline left "
+            "on arrival; deadline_in_queue: DEADLINE_EXCEEDED, it ran out while waiting; draining: UNAVAILABLE, "
+            "the server is shutting down).",
             ("reason",),
             registry=registry,
         )
-        for reason in ("overloaded", "deadline", "deadline_in_queue"):
+        for reason in ("overloaded", "queue_wait", "deadline", "deadline_in_queue", "draining"):
             self.shed.labels(reason=reason)
         self.admission_running = Gauge(
             "verdict_admission_running", "VerdictService calls running under admission control now.", registry=registry

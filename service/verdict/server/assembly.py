@@ -9,8 +9,11 @@ The `App`'s lifecycle, and what health reports at each step:
 1. built: port bound, nothing served yet; readiness names ("" and verdict.v1.VerdictService) NOT_SERVING,
    "liveness" SERVING (the process is alive and its event loop answers);
 2. `start()`: accepting calls; readiness SERVING;
-3. `stop(grace)` (SIGTERM/SIGINT): readiness NOT_SERVING at once, so load balancers and kubelet stop sending; no new
-   calls; in-flight calls get `grace` seconds; then every child process still running is killed and pools closed.
+3. `stop(grace)` (SIGTERM/SIGINT): readiness NOT_SERVING at once, so load balancers and kubelet stop sending; every
+   new VerdictService call, and every queued one, is answered UNAVAILABLE with a retry hint (admission's drain)
+   until calls stop arriving (`QUIET_SECONDS` without one, at most `REFUSING_SECONDS`), so the calls grpc-core had
+   already taken in are answered and counted instead of cancelled when the server stops; then no new calls (GOAWAY);
+   in-flight calls get the rest of `grace` seconds; then every child process still running is killed and pools closed.
    A second `stop(0)` while draining ends the grace period at once: in-flight calls are cancelled, children killed.
 """
 
@@ -19,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -142,6 +146,8 @@ class App:
         try:
             await self.health.drain(READINESS_SERVICES)
             log.info("draining: up to %.1fs for in-flight calls", grace)
+            if self.admission is not None:
+                grace -= await _refuse_until_quiet(self.admission, grace)
             if self.http is not None:
                 await asyncio.gather(self.server.stop(grace), self.http.stop(grace))
             else:
@@ -154,6 +160,26 @@ class App:
             log.info("stopped")
         finally:
             self._stopped.set()
+
+
+QUIET_SECONDS = 0.1
+"""A drain stops refusing and closes the port once no call has arrived for this long: grpc-core's queue is empty."""
+REFUSING_SECONDS = 2.0
+"""The longest a drain refuses new calls before it closes the port (at most half the grace period), for callers
+that keep sending on their connection until it closes."""
+
+
+async def _refuse_until_quiet(admission: Admission, grace: float) -> float:
+    """Refuse new and queued calls (UNAVAILABLE, retry hint) until none has arrived for QUIET_SECONDS; returns the
+    seconds it took."""
+    admission.drain()
+    started = time.monotonic()
+    until = started + min(REFUSING_SECONDS, grace / 2)
+    while (now := time.monotonic()) < until:
+        if now - admission.last_arrival >= QUIET_SECONDS:
+            break
+        await asyncio.sleep(min(QUIET_SECONDS, until - now))
+    return time.monotonic() - started
 
 
 def _server_options(config: Config, *, reuse_port: bool = False) -> list[tuple[str, Any]]:
@@ -172,6 +198,12 @@ def _server_options(config: Config, *, reuse_port: bool = False) -> list[tuple[s
         # is closed, and one connection cannot open unbounded streams.
         ("grpc.server_handshake_timeout_ms", int(config.handshake_timeout_seconds * 1000)),
         ("grpc.http2.max_ping_strikes", 2),
+        # grpc-core's overload protection answers a stream past `max_concurrent_streams` that the application has
+        # not yet accepted with RST_STREAM REFUSED_STREAM: the caller sees UNAVAILABLE, no Python code sees the call,
+        # and no metric counts it (under twice the capacity it was half of all calls). Off, the limit is the plain
+        # HTTP/2 one: the client holds a stream past it until one ends, so every call that reaches the server is
+        # accepted, and admission control refuses the excess with RESOURCE_EXHAUSTED, a retry hint and a count.
+        ("grpc.http.overload_protection", 0),
     ]
     if config.max_connections > 0:
         options.append(("grpc.max_allowed_incoming_connections", config.max_connections))
@@ -280,8 +312,9 @@ def _listeners(
 ) -> tuple[grpc.aio.Server, int, grpc.aio.Server | None, int]:
     """The gRPC server bound to `grpc_address` (TLS when configured), and the plaintext health-only server bound to
     `health_address` when there is one (port 0 when not): (server, port, health server, health port)."""
-    # grpc-core's own maximum_concurrent_rpcs stays off: it answers the excess with CANCELLED, unseen by the metrics;
-    # admission control (admission.py) sheds first, with RESOURCE_EXHAUSTED and a retry hint.
+    # grpc.aio's maximum_concurrent_rpcs stays off: it answers the excess with a bare RESOURCE_EXHAUSTED (no retry
+    # hint, no count) after accepting the call; admission control (admission.py) does the same job with both, and
+    # the transport's bound is the HTTP/2 stream limit (`_server_options`).
     server = grpc.aio.server(options=_server_options(config, reuse_port=reuse_port))
     credentials = server_credentials(certificates) if certificates is not None else None
     port = _bind(server, "grpc_address", config.grpc_address, credentials)
