@@ -213,6 +213,14 @@ FAMILIES = [
     ),
     ("verdict_subprocess_timeouts", "counter", ("tool",), "Child processes killed at their time limit."),
     ("verdict_subprocesses_running", "gauge", ("tool",), "Child processes running now."),
+    (
+        "verdict_transport_calls",
+        "counter",
+        ("event",),
+        "Calls grpc-core itself started and failed on the gRPC listeners (channelz), whether or not the "
+        "application saw them: started above grpc_server_started_total is calls the transport refused or still "
+        "holds unaccepted, which no other series counts.",
+    ),
     ("verdict_verifications", "counter", ("verdict",), "VerifyResponse verdicts."),
 ]
 """(name, type, label names, help) of every family a fresh `Metrics` exposes, as the code declared them."""
@@ -263,6 +271,7 @@ PRE_INITIALISED = sorted(
             ("verdict_shed_total", (("reason", reason),), 0.0)
             for reason in ("deadline", "deadline_in_queue", "draining", "overloaded", "queue_wait")
         ),
+        *(("verdict_transport_calls_total", (("event", event),), 0.0) for event in ("failed", "started")),
     ]
 )
 """The series a fresh `Metrics` exposes before anything happened: (sample name, sorted labels, value)."""

@@ -355,7 +355,8 @@ class AccessMetrics:
 
 
 class AdmissionMetrics:
-    """Admission control: calls running and queued, and those shed before any work."""
+    """Admission control: calls running and queued, and those shed before any work; and what the transport below
+    it started, so the calls it refused are counted too."""
 
     def __init__(self, registry: CollectorRegistry) -> None:
         self.shed = Counter(
@@ -376,6 +377,16 @@ class AdmissionMetrics:
         self.admission_queued = Gauge(
             "verdict_admission_queued", "VerdictService calls waiting for a running slot now.", registry=registry
         )
+        self.transport_calls = Counter(
+            "verdict_transport_calls",
+            "Calls grpc-core itself started and failed on the gRPC listeners (channelz), whether or not the "
+            "application saw them: started above grpc_server_started_total is calls the transport refused or still "
+            "holds unaccepted, which no other series counts.",
+            ("event",),
+            registry=registry,
+        )
+        for event in ("started", "failed"):
+            self.transport_calls.labels(event=event)
 
 
 class BatchMetrics:

@@ -93,10 +93,18 @@ async def _burst(target: str, calls: int, started: asyncio.Event | None = None) 
     return outcomes
 
 
+def _scrape(server: ServerProcess) -> str:
+    with urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics", timeout=10) as reply:
+        return str(reply.read().decode())
+
+
+def _sum(text: str, prefix: str) -> float:
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith(prefix))
+
+
 def _handled(server: ServerProcess) -> collections.Counter[str]:
     """What the server counted: VerdictService calls by code (grpc_server_handled_total)."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics", timeout=10) as reply:
-        text = reply.read().decode()
+    text = _scrape(server)
     counts: collections.Counter[str] = collections.Counter()
     for line in text.splitlines():
         if line.startswith("grpc_server_handled_total{") and f'grpc_service="{SERVICE}"' in line:
@@ -134,6 +142,15 @@ async def test_a_burst_past_capacity_is_answered_call_by_call_and_counted(server
     assert health_codes
     assert set(health_codes) == {health_pb2.HealthCheckResponse.SERVING}  # shedding is not sickness
     assert _handled(server) == +codes  # the server counted every call the clients saw, with its code
+    # and grpc-core started no call the application did not see (channelz's count, copied once a second)
+    for _ in range(600):
+        text = _scrape(server)
+        transport = _sum(text, 'verdict_transport_calls_total{event="started"}')
+        application = _sum(text, "grpc_server_started_total{")
+        if transport >= application > 0:
+            break
+        await asyncio.sleep(0.05)
+    assert transport == application
 
 
 async def test_sigterm_mid_burst_answers_every_call_sent_and_logs_each(server: ServerProcess) -> None:

@@ -50,6 +50,7 @@ from verdict.server.interceptors.chain import Chain, ChainedRegistration, Except
 from verdict.server.interceptors.decoding import LenientDecoding
 from verdict.server.interceptors.observe import MetricsInterceptor
 from verdict.server.scrape import MetricsHttpServer
+from verdict.server.transport import TransportCounts
 from verdict.verify.verifier import Verifier
 
 if TYPE_CHECKING:
@@ -112,6 +113,8 @@ class App:
     """The Connect/gRPC-Web HTTP port (`http_address`), if configured."""
     admission: Admission | None = None
     """Admission control's state (running and queued calls), None when `admission_control` is off."""
+    transport: TransportCounts | None = None
+    """grpc-core's own call counts (channelz) copied into the metrics while serving."""
     _stopping: bool = False
     _stopped: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -124,6 +127,8 @@ class App:
         if self.health_server is not None:
             await self.health_server.start()
         await self.server.start()
+        if self.transport is not None:
+            self.transport.start()
         if self.http is not None:
             self.http.start()
         await self.mark_ready()
@@ -154,6 +159,8 @@ class App:
                 await self.server.stop(grace)
             if self.health_server is not None:
                 await self.health_server.stop(0)
+            if self.transport is not None:
+                await self.transport.stop()
             await self.components.aclose()
             if self.decisions is not None:
                 await asyncio.to_thread(self.decisions.close)
@@ -286,6 +293,7 @@ async def build_server(
         decisions=decisions,
         http=http,
         admission=admission if config.admission_control else None,
+        transport=TransportCounts(metrics),
     )
     return app, port
 
