@@ -64,6 +64,10 @@ class LoadResult:
     """Status code names of every call ended in the measured window, OK included."""
     rejected_latencies: list[float] = field(default_factory=list)
     """Seconds to a RESOURCE_EXHAUSTED or UNAVAILABLE answer (how fast the excess was refused)."""
+    hinted_latencies: list[float] = field(default_factory=list)
+    """Seconds to each refusal that came with a google.rpc.RetryInfo (the application's own refusals)."""
+    total: int = 0
+    """Every call that ended, in or out of the measured window (what the server's counters saw too)."""
     details: dict[str, str] = field(default_factory=dict)
     """One example of the details text per status code that was not OK (what the client was told)."""
 
@@ -290,10 +294,22 @@ def run_load(
         result.seconds = max(result.seconds, part["seconds"])
         result.latencies += part["latencies"]
         result.rejected_latencies += part["rejected"]
+        result.hinted_latencies += part["hinted"]
+        result.total += part["total"]
         result.codes.update(part["codes"])
         for code, text in part["details"].items():
             result.details.setdefault(code, text)
     return result
+
+
+def _retry_hinted(error: grpc.aio.AioRpcError) -> bool:
+    """Whether a refusal carried a google.rpc.RetryInfo: the application refused it (admission control), not the
+    transport."""
+    from google.rpc import error_details_pb2
+    from grpc_status import rpc_status
+
+    status = rpc_status.from_call(error)
+    return status is not None and any(d.Is(error_details_pb2.RetryInfo.DESCRIPTOR) for d in status.details)
 
 
 async def _client(spec: dict[str, Any]) -> dict[str, Any]:
@@ -302,6 +318,8 @@ async def _client(spec: dict[str, Any]) -> dict[str, Any]:
     options = [("grpc.max_receive_message_length", limit), ("grpc.max_send_message_length", limit)]
     latencies: list[float] = []
     rejected: list[float] = []
+    hinted: list[float] = []
+    total = 0
     codes: Counter[str] = Counter()
     details: dict[str, str] = {}
     calls = 0
@@ -320,19 +338,24 @@ async def _client(spec: dict[str, Any]) -> dict[str, Any]:
         index = 0
 
         async def one() -> None:
-            nonlocal index, calls
+            nonlocal index, calls, total
             method, payload = requests[index % len(requests)]
             stubs = each[index % len(each)]
             index += 1
             begun = time.perf_counter()
             code = "OK"
+            hint = False
             try:
                 await stubs[method](payload, timeout=spec["timeout"])
             except grpc.aio.AioRpcError as error:
                 code = error.code().name
                 details.setdefault(code, (error.details() or "")[:120])
+                hint = _retry_hinted(error)
             ended = time.perf_counter()
+            total += 1
             if begun >= measured_from and ended <= until:
+                if hint:
+                    hinted.append(ended - begun)
                 calls += 1
                 codes[code] += 1
                 if code == "OK":
@@ -368,6 +391,8 @@ async def _client(spec: dict[str, Any]) -> dict[str, Any]:
         "seconds": measured,
         "latencies": latencies,
         "rejected": rejected,
+        "hinted": hinted,
+        "total": total,
         "codes": dict(codes),
         "details": details,
     }

@@ -91,7 +91,7 @@ class Config:
         0,
         "Admission control: VerdictService calls run at once; more wait in a queue of max_queued_rpcs, and past that "
         "are refused at once with RESOURCE_EXHAUSTED and a RetryInfo hint. Health is exempt. Per worker process "
-        "(each has one event loop). 0: 8.",
+        "(each has one event loop). 0: 4.",
         minimum=0,
         maximum=_GRPC_INT_MAX,
     )

@@ -9,9 +9,9 @@ ResourceExhausted, and `verdict_shed_total{reason}`). docs/architecture.md ("Adm
 The model is a short first-come-first-served queue in front of a bounded number of running calls, per event loop
 (each worker process has one loop and its own admission):
 
-- at most `running` calls run at once (`max_concurrent_rpcs`; by default `CALLS_PER_LOOP`, near the knee of one
-  event loop: a call's Python work runs on the loop, so past a few calls more concurrency only lengthens every call,
-  while calls waiting on child processes hold no loop time);
+- at most `running` calls run at once (`max_concurrent_rpcs`; by default `CALLS_PER_LOOP`, the knee of one event
+  loop: a call's Python work runs on the loop, so past a few calls more concurrency only lengthens every call and
+  slows the loop's accepting of new ones);
 - at most `queued` more wait for a slot, in arrival order (`max_queued_rpcs`; by default as many as run);
 - the queue's wait is bounded CoDel-style (Nichols and Jacobson's controlled delay): while the shortest wait of the
   last `QUEUE_INTERVAL_SECONDS` stayed above `QUEUE_TARGET_SECONDS`, a queue has stood for a whole interval, which
@@ -55,13 +55,14 @@ __all__ = ["Admission", "AdmissionInterceptor", "AdmissionLimits"]
 
 log = logging.getLogger("verdict.admission")
 
-CALLS_PER_LOOP = 8
+CALLS_PER_LOOP = 4
 """Running calls per event loop by default. By Little's law a loop-bound service gains nothing from more calls in
-flight than it needs to keep the loop busy while some of them wait: for pure Python work that is 2-4. But a call
-that waits on a child process (`bash -n`, `git`, a judge CLI for seconds) holds no loop time while it waits, and
-four such calls would leave the loop idle and the pod refusing work it has room for. Eight keeps a loop busy with a
-mix of both; the latency of the accepted calls is protected by the queue's bound (CoDel, below), which refuses the
-excess as soon as a queue stands, whatever the count."""
+flight than it needs to keep the loop busy while some of them wait (a `bash -n` child, a parse in the pool): 2-4.
+More only makes every call wait its turn on the loop, and starves the loop's other job, accepting calls: at twice
+the capacity, 8 running calls per loop left the accepted calls' p99 30-70 times the unloaded one (the excess waited
+in grpc-core to be accepted), 2 left it 12 times, in one bench run each. Four keeps a call's child processes
+overlapping another call's Python work. Calls that wait for seconds on a judge CLI are bounded by the judge pool
+(`max_concurrent_judges`, also 4 per process) anyway."""
 
 QUEUE_TARGET_SECONDS = 0.005
 """CoDel's target: a standing queue is one whose shortest wait over an interval stays above this."""
