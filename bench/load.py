@@ -214,7 +214,11 @@ def h2load_run(
     if found is None:
         raise RuntimeError(f"h2load printed no rate:\n{report}")
     after = server_counts(server)
-    failed = {name: after[name] - before.get(name, 0) for name in after if name != "handled OK"}
+    failed = {
+        name: after[name] - before.get(name, 0)
+        for name in after
+        if name != "handled OK" and not name.startswith("transport ")
+    }
     if failed.get("handled Canceled", 0) <= connections * streams:
         failed.pop("handled Canceled", None)  # the calls in flight when h2load stopped
     if any(failed.values()):
@@ -225,8 +229,9 @@ def h2load_run(
 
 def server_counts(server: Server) -> dict[str, float]:
     """What the server itself counted, from its /metrics (empty without one): VerdictService calls by code
-    (`grpc_server_handled_total`, as `handled CODE`) and calls shed by reason (`verdict_shed_total`, as
-    `shed REASON`)."""
+    (`grpc_server_handled_total`, as `handled CODE`), calls shed by reason (`verdict_shed_total`, as
+    `shed REASON`) and the calls grpc-core itself started and failed (`verdict_transport_calls_total`, as
+    `transport started|failed`; every service, the application's or not)."""
     if not server.metrics_port:
         return {}
     with urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics", timeout=10) as reply:
@@ -237,6 +242,8 @@ def server_counts(server: Server) -> dict[str, float]:
             name = "handled " + line.split('grpc_code="', 1)[1].split('"', 1)[0]
         elif line.startswith("verdict_shed_total{"):
             name = "shed " + line.split('reason="', 1)[1].split('"', 1)[0]
+        elif line.startswith("verdict_transport_calls_total{"):
+            name = "transport " + line.split('event="', 1)[1].split('"', 1)[0]
         else:
             continue
         counts[name] = counts.get(name, 0) + float(line.rsplit(" ", 1)[1])

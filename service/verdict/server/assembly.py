@@ -23,7 +23,7 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +43,7 @@ from verdict.rpc.decisions import DecisionLog, build_decision_log
 from verdict.runner import Runner
 from verdict.security.gate import Gate
 from verdict.security.tls import Certificates, server_credentials
+from verdict.server.accept import AcceptLoops
 from verdict.server.health import Health
 from verdict.server.interceptors.access_control import AccessInterceptor
 from verdict.server.interceptors.admission import Admission, AdmissionInterceptor, AdmissionLimits
@@ -96,7 +97,8 @@ class App:
     """A built server and everything it owns."""
 
     config: Config
-    server: grpc.aio.Server
+    server: AcceptLoops
+    """The gRPC port's servers, one accept loop each (accept.py)."""
     port: int
     health: Health
     metrics: Metrics
@@ -317,15 +319,17 @@ def _listeners(
     config: Config,
     certificates: Certificates | None,
     reuse_port: bool,
-) -> tuple[grpc.aio.Server, int, grpc.aio.Server | None, int]:
+) -> tuple[AcceptLoops, int, grpc.aio.Server | None, int]:
     """The gRPC server bound to `grpc_address` (TLS when configured), and the plaintext health-only server bound to
     `health_address` when there is one (port 0 when not): (server, port, health server, health port)."""
     # grpc.aio's maximum_concurrent_rpcs stays off: it answers the excess with a bare RESOURCE_EXHAUSTED (no retry
     # hint, no count) after accepting the call; admission control (admission.py) does the same job with both, and
     # the transport's bound is the HTTP/2 stream limit (`_server_options`).
-    server = grpc.aio.server(options=_server_options(config, reuse_port=reuse_port))
-    credentials = server_credentials(certificates) if certificates is not None else None
-    port = _bind(server, "grpc_address", config.grpc_address, credentials)
+    server = AcceptLoops(_server_options(config, reuse_port=reuse_port), shared=reuse_port)
+    if certificates is None:
+        port = _bind(server, "grpc_address", config.grpc_address, None)
+    else:  # credentials of their own per server: the certificate fetcher of dynamic credentials serves one server
+        port = _bind(server, "grpc_address", config.grpc_address, lambda: server_credentials(certificates))
     if config.auth and not certificates and not _loopback(config.grpc_address):
         log.warning("auth is on without TLS: bearer tokens cross the network in cleartext (set tls_cert_file)")
     health_server: grpc.aio.Server | None = None
@@ -340,7 +344,7 @@ def _services(
     config: Config,
     metrics: Metrics,
     chains: tuple[Chain, Chain],
-    grpc_server: grpc.aio.Server,
+    grpc_server: AcceptLoops,
     health_server: grpc.aio.Server | None,
     handlers: grpc.GenericRpcHandler,
 ) -> Health:
@@ -398,7 +402,12 @@ async def _http_port(
         raise
 
 
-def _bind(server: grpc.aio.Server, key: str, address: str, credentials: grpc.ServerCredentials | None) -> int:
+def _bind(
+    server: grpc.aio.Server | AcceptLoops,
+    key: str,
+    address: str,
+    credentials: grpc.ServerCredentials | Callable[[], grpc.ServerCredentials] | None,
+) -> int:
     try:
         if credentials is None:
             port = server.add_insecure_port(address)

@@ -75,11 +75,21 @@ class _ChainedGeneric(grpc.GenericRpcHandler):  # type: ignore[misc]
         return wrapped
 
 
+class Registrar(Protocol):
+    """Where handlers are registered: a `grpc.aio.Server`, or several (`verdict.server.accept.AcceptLoops`)."""
+
+    def add_generic_rpc_handlers(self, generic_rpc_handlers: Sequence[grpc.GenericRpcHandler]) -> None: ...
+
+    def add_registered_method_handlers(
+        self, service_name: str, method_handlers: Mapping[str, grpc.RpcMethodHandler]
+    ) -> None: ...
+
+
 class ChainedRegistration:
     """Stands in for a `grpc.aio.Server` where services are registered (`add_*_to_server`, reflection), and
     registers their handlers with the chain around them."""
 
-    def __init__(self, server: grpc.aio.Server, chain: Chain) -> None:
+    def __init__(self, server: Registrar | grpc.aio.Server, chain: Chain) -> None:
         self._server = server
         self._chain = chain
 
