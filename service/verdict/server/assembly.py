@@ -193,8 +193,9 @@ async def _refuse_until_quiet(admission: Admission, grace: float) -> float:
 
 def _server_options(config: Config, *, reuse_port: bool = False) -> list[tuple[str, Any]]:
     """Channel arguments of every listener. `reuse_port` lets the workers of `verdict.server.supervisor` share one port
-    (the kernel spreads connections over them); a single process keeps it off, so a second server on the same port fails
-    to bind instead of silently taking half the traffic."""
+    (the kernel spreads connections over them); a single process keeps it off for the health listener, and its gRPC
+    port's accept loops (accept.py) check that the address is free before they share it, so a second server on the
+    same port fails to bind instead of silently taking half the traffic."""
     largest = max(config.max_message_bytes, config.max_batch_bytes)  # single calls are held to theirs in rpc.py
     options: list[tuple[str, Any]] = [
         ("grpc.max_receive_message_length", largest),
