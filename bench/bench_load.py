@@ -154,16 +154,17 @@ def unary(bare: Server, echo: Server, verdict: Server) -> Iterator[str]:
     for name, request in (("2 KB", KB2), ("20 KB", KB20)):
         sized = _best_rates({"echo": (echo, request), "verify": (verdict, request)}, rounds=2)
         yield f"unary VerifyResponse {name} / null echo of the same bytes = {sized['verify'] / sized['echo']:.2f}"
-    # 8 in flight, within the running slots: a shell-heavy call takes longer than admission's queue bound, so with
+    # 4 in flight, within the running slots: a shell-heavy call takes longer than admission's queue bound, so with
     # more in flight h2load (which counts HTTP statuses, not gRPC ones) would count refusals as calls
-    shell = _best_rates({"tiny": (verdict, TINY), "shell": (verdict, SHELL_HEAVY)}, rounds=2, connections=2, streams=4)
+    shell = _best_rates({"tiny": (verdict, TINY), "shell": (verdict, SHELL_HEAVY)}, rounds=2, connections=2, streams=2)
     yield f"shell-heavy answer (4 bash blocks) / tiny answer, calls/s = {shell['shell'] / shell['tiny']:.2f}"
 
 
 def evaluators(echo: Server, verdict: Server, workspace: str) -> Iterator[str]:
-    baseline = _load(echo, [TINY]).rate
+    # 4 calls in flight (2 clients x 2), within admission's running slots, on both sides
+    baseline = _load(echo, [TINY], concurrency=2).rate
     for name, build in EVALUATORS.items():
-        result = _load(verdict, [build(workspace)], duration=1.5)
+        result = _load(verdict, [build(workspace)], duration=1.5, concurrency=2)
         errors = sum(v for k, v in result.codes.items() if k != "OK")
         note = f" ({errors} errors)" if errors else ""
         yield f"Evaluate {name:20} / null echo, calls/s = {result.rate / baseline:.3f}{note}"
@@ -249,10 +250,10 @@ def memory() -> Iterator[str]:
     mixed = [*[TINY] * 12, KB2, KB2, exit_code, exit_code, classify, SHELL_HEAVY, KB20]
     server = start_verdict("--workers", "1")
     try:
-        first = _load(server, mixed, concurrency=8, duration=60.0, warmup=0.0, max_calls=10_000).calls
+        first = _load(server, mixed, concurrency=2, duration=60.0, warmup=0.0, max_calls=10_000).calls
         rss_first = _rss_mb(server)
         started = time.perf_counter()
-        more = _load(server, mixed, concurrency=8, duration=240.0, warmup=0.0, max_calls=190_000)
+        more = _load(server, mixed, concurrency=2, duration=240.0, warmup=0.0, max_calls=190_000)
         rss_last = _rss_mb(server)
         done = first + more.calls
     finally:
