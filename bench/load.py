@@ -34,11 +34,15 @@ import grpc
 import grpc.aio
 
 __all__ = [
+    "H2loadRun",
     "LoadResult",
     "Server",
+    "cpu_seconds",
     "h2load_rate",
+    "h2load_run",
     "run_load",
     "server_counts",
+    "start_bare_echo",
     "start_echo",
     "start_verdict",
 ]
@@ -60,6 +64,10 @@ class LoadResult:
     """Status code names of every call ended in the measured window, OK included."""
     rejected_latencies: list[float] = field(default_factory=list)
     """Seconds to a RESOURCE_EXHAUSTED or UNAVAILABLE answer (how fast the excess was refused)."""
+    hinted_latencies: list[float] = field(default_factory=list)
+    """Seconds to each refusal that came with a google.rpc.RetryInfo (the application's own refusals)."""
+    total: int = 0
+    """Every call that ended, in or out of the measured window (what the server's counters saw too)."""
     details: dict[str, str] = field(default_factory=dict)
     """One example of the details text per status code that was not OK (what the client was told)."""
 
@@ -131,6 +139,32 @@ def start_echo(*flags: str) -> Server:
     return _start(argv)
 
 
+def start_bare_echo() -> Server:
+    """The floor: a bare `grpc.aio.server()` echo (no interceptors, logging or metrics; bench/echo_server.py)."""
+    return _start([sys.executable, "-m", "bench.echo_server", "--bare"])
+
+
+def cpu_seconds(server: Server) -> float:
+    """User + system CPU seconds the server's processes (workers included) have used so far, from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in server.pids():
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat(5))
+    return total / tick
+
+
+@dataclass
+class H2loadRun:
+    """One h2load run: calls/s, and the server's CPU per call over the same run (warm-up included on both sides)."""
+
+    rate: float
+    cpu_per_call: float
+
+
 def h2load_rate(
     server: Server,
     request: tuple[str, bytes],
@@ -140,6 +174,19 @@ def h2load_rate(
     duration: float = 2.5,
     warmup: float = 1.0,
 ) -> float:
+    """Calls/s of one request (see `h2load_run`)."""
+    return h2load_run(server, request, connections=connections, streams=streams, duration=duration, warmup=warmup).rate
+
+
+def h2load_run(
+    server: Server,
+    request: tuple[str, bytes],
+    *,
+    connections: int = 4,
+    streams: int = 4,
+    duration: float = 2.5,
+    warmup: float = 1.0,
+) -> H2loadRun:
     """Calls/s of one request, sent by h2load (nghttp2's HTTP/2 load generator, in C) as a gRPC call: the capacity of
     the server and not of its clients, which on a shared 2-core machine matters. A Python gRPC client spends about
     what the server does per call, so Python clients saturate first and every throughput ratio tends to 1.
@@ -156,23 +203,35 @@ def h2load_rate(
         argv = ["h2load", "-c", str(connections), "-m", str(streams), "-t", "1", "-D", f"{duration * 1000:.0f}ms"]
         argv += [f"--warm-up-time={warmup * 1000:.0f}ms", "-d", body.name, "-H", "content-type: application/grpc"]
         argv += ["-H", "te: trailers", f"http://{server.target}/{SERVICE}/{method}"]
-        report = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+        process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(warmup)  # the CPU is read over h2load's measured window only, as its rate is
+        cpu_before = cpu_seconds(server)
+        report, errors = process.communicate()
+        cpu = cpu_seconds(server) - cpu_before
+        if process.returncode:
+            raise RuntimeError(f"h2load failed ({process.returncode}): {errors}")
     found = re.search(r"finished in [^,]+, ([\d.]+) req/s", report)
     if found is None:
         raise RuntimeError(f"h2load printed no rate:\n{report}")
     after = server_counts(server)
-    failed = {name: after[name] - before.get(name, 0) for name in after if name != "handled OK"}
+    failed = {
+        name: after[name] - before.get(name, 0)
+        for name in after
+        if name != "handled OK" and not name.startswith("transport ")
+    }
     if failed.get("handled Canceled", 0) <= connections * streams:
         failed.pop("handled Canceled", None)  # the calls in flight when h2load stopped
     if any(failed.values()):
         raise RuntimeError(f"calls that did not answer OK during an h2load run: {failed}")
-    return float(found.group(1))
+    rate = float(found.group(1))
+    return H2loadRun(rate, cpu / (rate * duration) if rate else float("nan"))
 
 
 def server_counts(server: Server) -> dict[str, float]:
     """What the server itself counted, from its /metrics (empty without one): VerdictService calls by code
-    (`grpc_server_handled_total`, as `handled CODE`) and calls shed by reason (`verdict_shed_total`, as
-    `shed REASON`)."""
+    (`grpc_server_handled_total`, as `handled CODE`), calls shed by reason (`verdict_shed_total`, as
+    `shed REASON`) and the calls grpc-core itself started and failed (`verdict_transport_calls_total`, as
+    `transport started|failed`; every service, the application's or not)."""
     if not server.metrics_port:
         return {}
     with urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics", timeout=10) as reply:
@@ -183,6 +242,8 @@ def server_counts(server: Server) -> dict[str, float]:
             name = "handled " + line.split('grpc_code="', 1)[1].split('"', 1)[0]
         elif line.startswith("verdict_shed_total{"):
             name = "shed " + line.split('reason="', 1)[1].split('"', 1)[0]
+        elif line.startswith("verdict_transport_calls_total{"):
+            name = "transport " + line.split('event="', 1)[1].split('"', 1)[0]
         else:
             continue
         counts[name] = counts.get(name, 0) + float(line.rsplit(" ", 1)[1])
@@ -240,10 +301,22 @@ def run_load(
         result.seconds = max(result.seconds, part["seconds"])
         result.latencies += part["latencies"]
         result.rejected_latencies += part["rejected"]
+        result.hinted_latencies += part["hinted"]
+        result.total += part["total"]
         result.codes.update(part["codes"])
         for code, text in part["details"].items():
             result.details.setdefault(code, text)
     return result
+
+
+def _retry_hinted(error: grpc.aio.AioRpcError) -> bool:
+    """Whether a refusal carried a google.rpc.RetryInfo: the application refused it (admission control), not the
+    transport."""
+    from google.rpc import error_details_pb2
+    from grpc_status import rpc_status
+
+    status = rpc_status.from_call(error)
+    return status is not None and any(d.Is(error_details_pb2.RetryInfo.DESCRIPTOR) for d in status.details)
 
 
 async def _client(spec: dict[str, Any]) -> dict[str, Any]:
@@ -252,6 +325,8 @@ async def _client(spec: dict[str, Any]) -> dict[str, Any]:
     options = [("grpc.max_receive_message_length", limit), ("grpc.max_send_message_length", limit)]
     latencies: list[float] = []
     rejected: list[float] = []
+    hinted: list[float] = []
+    total = 0
     codes: Counter[str] = Counter()
     details: dict[str, str] = {}
     calls = 0
@@ -270,19 +345,24 @@ async def _client(spec: dict[str, Any]) -> dict[str, Any]:
         index = 0
 
         async def one() -> None:
-            nonlocal index, calls
+            nonlocal index, calls, total
             method, payload = requests[index % len(requests)]
             stubs = each[index % len(each)]
             index += 1
             begun = time.perf_counter()
             code = "OK"
+            hint = False
             try:
                 await stubs[method](payload, timeout=spec["timeout"])
             except grpc.aio.AioRpcError as error:
                 code = error.code().name
                 details.setdefault(code, (error.details() or "")[:120])
+                hint = _retry_hinted(error)
             ended = time.perf_counter()
+            total += 1
             if begun >= measured_from and ended <= until:
+                if hint:
+                    hinted.append(ended - begun)
                 calls += 1
                 codes[code] += 1
                 if code == "OK":
@@ -318,6 +398,8 @@ async def _client(spec: dict[str, Any]) -> dict[str, Any]:
         "seconds": measured,
         "latencies": latencies,
         "rejected": rejected,
+        "hinted": hinted,
+        "total": total,
         "codes": dict(codes),
         "details": details,
     }

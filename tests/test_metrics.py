@@ -298,8 +298,10 @@ FAMILIES = [
         "counter",
         ("reason",),
         "VerdictService calls refused by admission control before any work, by reason (overloaded: "
-        "RESOURCE_EXHAUSTED, running slots and queue full; deadline: DEADLINE_EXCEEDED, too little of the deadline "
-        "left on arrival; deadline_in_queue: DEADLINE_EXCEEDED, it ran out while waiting).",
+        "RESOURCE_EXHAUSTED, running slots and queue full or a queue standing; queue_wait: RESOURCE_EXHAUSTED, "
+        "waited max_queue_wait_seconds for a slot; deadline: DEADLINE_EXCEEDED, too little of the deadline left "
+        "on arrival; deadline_in_queue: DEADLINE_EXCEEDED, it ran out while waiting; draining: UNAVAILABLE, "
+        "the server is shutting down).",
     ),
     ("verdict_subprocess_duration_seconds", "histogram", ("tool",), "Wall time of child processes, by tool."),
     (
@@ -321,6 +323,14 @@ FAMILIES = [
         "counter",
         ("outcome",),
         "Tool lists looked up in the compiled-schema cache, by outcome (hit, miss).",
+    ),
+    (
+        "verdict_transport_calls",
+        "counter",
+        ("event",),
+        "Calls grpc-core itself started and failed on the gRPC listeners (channelz), whether or not the "
+        "application saw them: started above grpc_server_started_total is calls the transport refused or still "
+        "holds unaccepted, which no other series counts.",
     ),
     ("verdict_verifications", "counter", ("verdict",), "VerifyResponse verdicts."),
 ]
@@ -381,8 +391,9 @@ PRE_INITIALISED = sorted(
         ),
         *(
             ("verdict_shed_total", (("reason", reason),), 0.0)
-            for reason in ("deadline", "deadline_in_queue", "overloaded")
+            for reason in ("deadline", "deadline_in_queue", "draining", "overloaded", "queue_wait")
         ),
+        *(("verdict_transport_calls_total", (("event", event),), 0.0) for event in ("failed", "started")),
     ]
 )
 """The series a fresh `Metrics` exposes before anything happened: (sample name, sorted labels, value)."""

@@ -505,18 +505,21 @@ class AccessMetrics:
 
 
 class AdmissionMetrics:
-    """Admission control: calls running and queued, and those shed before any work."""
+    """Admission control: calls running and queued, and those shed before any work; and what the transport below
+    it started, so the calls it refused are counted too."""
 
     def __init__(self, registry: CollectorRegistry) -> None:
         self.shed = Counter(
             "verdict_shed_total",
             "VerdictService calls refused by admission control before any work, by reason (overloaded: "
-            "RESOURCE_EXHAUSTED, running slots and queue full; deadline: DEADLINE_EXCEEDED, too little of the "
-            "deadline left on arrival; deadline_in_queue: DEADLINE_EXCEEDED, it ran out while waiting).",
+            "RESOURCE_EXHAUSTED, running slots and queue full or a queue standing; queue_wait: RESOURCE_EXHAUSTED, "
+            "waited max_queue_wait_seconds for a slot; deadline: DEADLINE_EXCEEDED, too little of the deadline left "
+            "on arrival; deadline_in_queue: DEADLINE_EXCEEDED, it ran out while waiting; draining: UNAVAILABLE, "
+            "the server is shutting down).",
             ("reason",),
             registry=registry,
         )
-        for reason in ("overloaded", "deadline", "deadline_in_queue"):
+        for reason in ("overloaded", "queue_wait", "deadline", "deadline_in_queue", "draining"):
             self.shed.labels(reason=reason)
         self.admission_running = Gauge(
             "verdict_admission_running", "VerdictService calls running under admission control now.", registry=registry
@@ -524,6 +527,16 @@ class AdmissionMetrics:
         self.admission_queued = Gauge(
             "verdict_admission_queued", "VerdictService calls waiting for a running slot now.", registry=registry
         )
+        self.transport_calls = Counter(
+            "verdict_transport_calls",
+            "Calls grpc-core itself started and failed on the gRPC listeners (channelz), whether or not the "
+            "application saw them: started above grpc_server_started_total is calls the transport refused or still "
+            "holds unaccepted, which no other series counts.",
+            ("event",),
+            registry=registry,
+        )
+        for event in ("started", "failed"):
+            self.transport_calls.labels(event=event)
 
 
 class BatchMetrics:

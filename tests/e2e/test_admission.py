@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-from pathlib import Path
 from typing import Any
 
 import grpc
@@ -21,7 +20,6 @@ from grpc_status import rpc_status
 
 from tests.support import Running, make_config, serving
 from verdict.evaluators import EvaluationResult
-from verdict.server.cores import cpu_quota_cores
 from verdict.server.interceptors.admission import AdmissionLimits
 from verdict.v1 import verdict_pb2
 
@@ -68,7 +66,8 @@ def _details(error: grpc.aio.AioRpcError) -> tuple[error_details_pb2.ErrorInfo, 
 async def test_overload_is_refused_at_once_and_nothing_accepted_is_lost(monkeypatch: pytest.MonkeyPatch) -> None:
     limit, queue = 2, 2
     offered = 4 * (limit + queue)
-    async with serving(make_config(max_concurrent_rpcs=limit, max_queued_rpcs=queue)) as running:
+    config = make_config(max_concurrent_rpcs=limit, max_queued_rpcs=queue, max_queue_wait_seconds=600)
+    async with serving(config) as running:
         release, started = _hold_evaluations(running, monkeypatch)
         finished_before_release: list[grpc.StatusCode] = []
         codes: collections.Counter[grpc.StatusCode] = collections.Counter()
@@ -133,7 +132,8 @@ async def test_a_deadline_too_short_is_refused_before_any_work(monkeypatch: pyte
 
 
 async def test_a_queued_call_whose_deadline_runs_down_is_refused_in_the_queue(monkeypatch: pytest.MonkeyPatch) -> None:
-    async with serving(make_config(max_concurrent_rpcs=1, max_queued_rpcs=1, min_deadline_seconds=0.5)) as running:
+    config = make_config(max_concurrent_rpcs=1, max_queued_rpcs=1, min_deadline_seconds=0.5, max_queue_wait_seconds=600)
+    async with serving(config) as running:
         release, started = _hold_evaluations(running, monkeypatch)
         holder = asyncio.ensure_future(running.stub.Evaluate(EXIT_CODE, timeout=60))
         await _until(lambda: len(started) == 1)
@@ -151,7 +151,7 @@ async def test_a_queued_call_whose_deadline_runs_down_is_refused_in_the_queue(mo
 
 
 async def test_a_cancelled_queued_call_gives_its_place_back(monkeypatch: pytest.MonkeyPatch) -> None:
-    async with serving(make_config(max_concurrent_rpcs=1, max_queued_rpcs=1)) as running:
+    async with serving(make_config(max_concurrent_rpcs=1, max_queued_rpcs=1, max_queue_wait_seconds=600)) as running:
         release, started = _hold_evaluations(running, monkeypatch)
         holder = asyncio.ensure_future(running.stub.Evaluate(EXIT_CODE, timeout=60))
         await _until(lambda: len(started) == 1)
@@ -177,15 +177,10 @@ async def test_admission_control_can_be_turned_off(monkeypatch: pytest.MonkeyPat
         assert running.app.admission is None
 
 
-def test_limits_are_derived_from_the_cores_unless_set() -> None:
-    assert AdmissionLimits.from_config(make_config(), cores=3) == AdmissionLimits(12, 12, 0.01)
-    assert AdmissionLimits.from_config(make_config(max_concurrent_rpcs=5, max_queued_rpcs=0), cores=3).queued == 0
-    assert AdmissionLimits.from_config(make_config(max_concurrent_rpcs=5), cores=3).queued == 5
-
-
-def test_admission_counts_cores_as_the_workers_do(tmp_path: Path) -> None:
-    """One counter sizes both: a quota the workers see (here a cgroup v2 root) is the quota admission is sized for."""
-    (tmp_path / "cpu.max").write_text("150000 100000\n")
-    cores = cpu_quota_cores(tmp_path, tmp_path / "no-proc")
-    assert cores == min(2, cpu_quota_cores(tmp_path / "missing", tmp_path / "no-proc"))
-    assert AdmissionLimits.from_config(make_config(), cores=cores).running == 4 * cores
+def test_limits_are_one_event_loops_unless_set() -> None:
+    """Each worker process has one event loop and its own admission: the defaults are one loop's knee, whatever the
+    cores (the workers, one per core, multiply them)."""
+    assert AdmissionLimits.from_config(make_config()) == AdmissionLimits(4, 4, 0.01, 0.005, 0.1)
+    assert AdmissionLimits.from_config(make_config(max_concurrent_rpcs=5, max_queued_rpcs=0)).queued == 0
+    assert AdmissionLimits.from_config(make_config(max_concurrent_rpcs=5)).queued == 5
+    assert AdmissionLimits.from_config(make_config(max_queue_wait_seconds=0.002)).queue_target_seconds == 0.002

@@ -139,7 +139,19 @@ def test_sigterm_drains_every_worker_with_calls_in_flight(tmp_path: Path) -> Non
     answer = {"verdict": "yes", "confidence": 0.9, "reason": "done", "evidence": ""}
     judges.scenario({"sleep": 2, "stdout": answer_stdout("claude-code", answer)})
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "TMPDIR": str(scratch)}
-    server = start_server_process("--workers", "2", "--judge-host", "claude-code", env=env)
+    # Room for all six slow calls on one worker (the kernel may put every connection on one): admission's default
+    # of 4 running per worker would refuse two of them, and this test is about the drain, not admission.
+    flags = (
+        "--workers",
+        "2",
+        "--judge-host",
+        "claude-code",
+        "--max-concurrent-rpcs",
+        "8",
+        "--max-concurrent-judges",
+        "8",
+    )
+    server = start_server_process(*flags, env=env)
     supervisor = server.process.pid
     pids = wait_for_workers(supervisor, 2)
     channels = [grpc.insecure_channel(server.target) for _ in range(6)]

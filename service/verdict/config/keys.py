@@ -90,8 +90,8 @@ class Config:
     max_concurrent_rpcs: int = _key(
         0,
         "Admission control: VerdictService calls run at once; more wait in a queue of max_queued_rpcs, and past that "
-        "are refused at once with RESOURCE_EXHAUSTED and a RetryInfo hint. Health is exempt. 0: 4 per available "
-        "core (the container's CPU quota when it has one).",
+        "are refused at once with RESOURCE_EXHAUSTED and a RetryInfo hint. Health is exempt. Per worker process "
+        "(each has one event loop). 0: 4.",
         minimum=0,
         maximum=_GRPC_INT_MAX,
     )
@@ -101,6 +101,13 @@ class Config:
         "-1: as many as max_concurrent_rpcs; 0: no queue, refuse at once.",
         minimum=-1,
         maximum=_GRPC_INT_MAX,
+    )
+    max_queue_wait_seconds: float = _key(
+        0.1,
+        "Admission control: the longest a call waits for a running slot before it is refused with RESOURCE_EXHAUSTED "
+        "and a retry hint (CoDel's interval: a queue that stands this long is overload, and new calls are then refused "
+        "at once instead of queued).",
+        minimum=0.001,
     )
     admission_control: bool = _key(
         True,

@@ -9,8 +9,11 @@ The `App`'s lifecycle, and what health reports at each step:
 1. built: port bound, nothing served yet; readiness names ("" and verdict.v1.VerdictService) NOT_SERVING,
    "liveness" SERVING (the process is alive and its event loop answers);
 2. `start()`: accepting calls; readiness SERVING;
-3. `stop(grace)` (SIGTERM/SIGINT): readiness NOT_SERVING at once, so load balancers and kubelet stop sending; no new
-   calls; in-flight calls get `grace` seconds; then every child process still running is killed and pools closed.
+3. `stop(grace)` (SIGTERM/SIGINT): readiness NOT_SERVING at once, so load balancers and kubelet stop sending; every
+   new VerdictService call, and every queued one, is answered UNAVAILABLE with a retry hint (admission's drain)
+   until calls stop arriving (`QUIET_SECONDS` without one, at most `REFUSING_SECONDS`), so the calls grpc-core had
+   already taken in are answered and counted instead of cancelled when the server stops; then no new calls (GOAWAY);
+   in-flight calls get the rest of `grace` seconds; then every child process still running is killed and pools closed.
    A second `stop(0)` while draining ends the grace period at once: in-flight calls are cancelled, children killed.
 """
 
@@ -19,14 +22,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import grpc
 import grpc.aio
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
+from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 from prometheus_client import CollectorRegistry
 
 from verdict.config.keys import Config
@@ -39,12 +43,15 @@ from verdict.rpc.decisions import DecisionLog, build_decision_log
 from verdict.runner import Runner
 from verdict.security.gate import Gate
 from verdict.security.tls import Certificates, server_credentials
+from verdict.server.accept import AcceptLoops
 from verdict.server.health import Health
 from verdict.server.interceptors.access_control import AccessInterceptor
 from verdict.server.interceptors.admission import Admission, AdmissionInterceptor, AdmissionLimits
+from verdict.server.interceptors.chain import Chain, ChainedRegistration, Except
 from verdict.server.interceptors.decoding import LenientDecoding
 from verdict.server.interceptors.observe import MetricsInterceptor
 from verdict.server.scrape import MetricsHttpServer
+from verdict.server.transport import TransportCounts
 from verdict.verify.verifier import Verifier
 
 if TYPE_CHECKING:
@@ -90,7 +97,8 @@ class App:
     """A built server and everything it owns."""
 
     config: Config
-    server: grpc.aio.Server
+    server: AcceptLoops
+    """The gRPC port's servers, one accept loop each (accept.py)."""
     port: int
     health: Health
     metrics: Metrics
@@ -107,6 +115,8 @@ class App:
     """The Connect/gRPC-Web HTTP port (`http_address`), if configured."""
     admission: Admission | None = None
     """Admission control's state (running and queued calls), None when `admission_control` is off."""
+    transport: TransportCounts | None = None
+    """grpc-core's own call counts (channelz) copied into the metrics while serving."""
     _stopping: bool = False
     _stopped: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -119,6 +129,8 @@ class App:
         if self.health_server is not None:
             await self.health_server.start()
         await self.server.start()
+        if self.transport is not None:
+            self.transport.start()
         if self.http is not None:
             self.http.start()
         await self.mark_ready()
@@ -143,12 +155,16 @@ class App:
         try:
             await self.health.drain(READINESS_SERVICES)
             log.info("draining: up to %.1fs for in-flight calls", grace)
+            if self.admission is not None:
+                grace -= await _refuse_until_quiet(self.admission, grace)
             if self.http is not None:
                 await asyncio.gather(self.server.stop(grace), self.http.stop(grace))
             else:
                 await self.server.stop(grace)
             if self.health_server is not None:
                 await self.health_server.stop(0)
+            if self.transport is not None:
+                await self.transport.stop()
             await self.components.aclose()
             if self.decisions is not None:
                 await asyncio.to_thread(self.decisions.close)
@@ -157,10 +173,31 @@ class App:
             self._stopped.set()
 
 
+QUIET_SECONDS = 0.1
+"""A drain stops refusing and closes the port once no call has arrived for this long: grpc-core's queue is empty."""
+REFUSING_SECONDS = 2.0
+"""The longest a drain refuses new calls before it closes the port (at most half the grace period), for callers
+that keep sending on their connection until it closes."""
+
+
+async def _refuse_until_quiet(admission: Admission, grace: float) -> float:
+    """Refuse new and queued calls (UNAVAILABLE, retry hint) until none has arrived for QUIET_SECONDS; returns the
+    seconds it took."""
+    admission.drain()
+    started = time.monotonic()
+    until = started + min(REFUSING_SECONDS, grace / 2)
+    while (now := time.monotonic()) < until:
+        if now - admission.last_arrival >= QUIET_SECONDS:
+            break
+        await asyncio.sleep(min(QUIET_SECONDS, until - now))
+    return time.monotonic() - started
+
+
 def _server_options(config: Config, *, reuse_port: bool = False) -> list[tuple[str, Any]]:
     """Channel arguments of every listener. `reuse_port` lets the workers of `verdict.server.supervisor` share one port
-    (the kernel spreads connections over them); a single process keeps it off, so a second server on the same port fails
-    to bind instead of silently taking half the traffic."""
+    (the kernel spreads connections over them); a single process keeps it off for the health listener, and its gRPC
+    port's accept loops (accept.py) check that the address is free before they share it, so a second server on the
+    same port fails to bind instead of silently taking half the traffic."""
     largest = max(config.max_message_bytes, config.max_batch_bytes)  # single calls are held to theirs in rpc.py
     options: list[tuple[str, Any]] = [
         ("grpc.max_receive_message_length", largest),
@@ -173,6 +210,12 @@ def _server_options(config: Config, *, reuse_port: bool = False) -> list[tuple[s
         # is closed, and one connection cannot open unbounded streams.
         ("grpc.server_handshake_timeout_ms", int(config.handshake_timeout_seconds * 1000)),
         ("grpc.http2.max_ping_strikes", 2),
+        # grpc-core's overload protection answers a stream past `max_concurrent_streams` that the application has
+        # not yet accepted with RST_STREAM REFUSED_STREAM: the caller sees UNAVAILABLE, no Python code sees the call,
+        # and no metric counts it (under twice the capacity it was half of all calls). Off, the limit is the plain
+        # HTTP/2 one: the client holds a stream past it until one ends, so every call that reaches the server is
+        # accepted, and admission control refuses the excess with RESOURCE_EXHAUSTED, a retry hint and a count.
+        ("grpc.http.overload_protection", 0),
     ]
     if config.max_connections > 0:
         options.append(("grpc.max_allowed_incoming_connections", config.max_connections))
@@ -228,8 +271,7 @@ async def build_server(
         gate, metrics, per_connection=config.max_calls_per_connection, per_principal=config.max_calls_per_principal
     )
     admission = Admission(AdmissionLimits.from_config(config), metrics)
-    interceptors = _interceptor_chain(config, metrics, access, admission)
-    server, port, health_server, health_port = _listeners(config, metrics, interceptors, certificates, reuse_port)
+    server, port, health_server, health_port = _listeners(config, certificates, reuse_port)
     components = build_components(config, metrics, env if env is not None else os.environ)
     decisions = build_decision_log(config, metrics.registry)
     servicer = VerdictServicer(
@@ -240,7 +282,8 @@ async def build_server(
         metrics=metrics,
         decisions=decisions,
     )
-    health = _services(config, metrics, server, health_server, handlers or method_handlers(servicer))
+    chains = _chains(config, metrics, access, admission)
+    health = _services(config, metrics, chains, server, health_server, handlers or method_handlers(servicer))
     http = await _http_port(config, metrics, servicer, access, admission, components, decisions)
     metrics.initialize_judge_types(spec.type for spec in components.evaluations.catalogue() if spec.uses_judge)
     app = App(
@@ -258,48 +301,47 @@ async def build_server(
         decisions=decisions,
         http=http,
         admission=admission if config.admission_control else None,
+        transport=TransportCounts(metrics),
     )
     return app, port
 
 
-def _interceptor_chain(
-    config: Config, metrics: Metrics, access: AccessInterceptor, admission: Admission
-) -> list[grpc.aio.ServerInterceptor]:
-    """What every call on the gRPC port passes through, outermost first: metrics and the access log, access control,
-    admission control (when on), lenient decoding."""
-    interceptors: list[grpc.aio.ServerInterceptor] = [
-        MetricsInterceptor(metrics, access_log_level=config.access_log_level),
-        access,
-    ]
+def _chains(config: Config, metrics: Metrics, access: AccessInterceptor, admission: Admission) -> tuple[Chain, Chain]:
+    """What every call passes through, outermost first, on the gRPC port (metrics and the access line, access
+    control, admission control, lenient decoding) and on the health-only port (metrics, lenient decoding). Each
+    method's wrapper is built once (chain.py), and a layer whose feature is off is left out: admission when
+    `admission_control` is off, access control with auth off and no in-flight limits (AccessInterceptor.active), and
+    lenient decoding for VerdictService, whose own decoder and servicer already answer undecodable requests."""
+    observe = MetricsInterceptor(metrics, access_log_level=config.access_log_level)
+    decoding = Except(LenientDecoding(), SERVICE_NAME)
+    layers: list[Any] = [observe, access]
     if config.admission_control:
-        interceptors.append(AdmissionInterceptor(admission))
-    interceptors.append(LenientDecoding())
-    return interceptors
+        layers.append(AdmissionInterceptor(admission))
+    layers.append(decoding)
+    return Chain(layers), Chain([observe, decoding])
 
 
 def _listeners(
     config: Config,
-    metrics: Metrics,
-    interceptors: list[grpc.aio.ServerInterceptor],
     certificates: Certificates | None,
     reuse_port: bool,
-) -> tuple[grpc.aio.Server, int, grpc.aio.Server | None, int]:
+) -> tuple[AcceptLoops, int, grpc.aio.Server | None, int]:
     """The gRPC server bound to `grpc_address` (TLS when configured), and the plaintext health-only server bound to
     `health_address` when there is one (port 0 when not): (server, port, health server, health port)."""
-    # grpc-core's own maximum_concurrent_rpcs stays off: it answers the excess with CANCELLED, unseen by the metrics;
-    # admission control (admission.py) sheds first, with RESOURCE_EXHAUSTED and a retry hint.
-    server = grpc.aio.server(interceptors=interceptors, options=_server_options(config, reuse_port=reuse_port))
-    credentials = server_credentials(certificates) if certificates is not None else None
-    port = _bind(server, "grpc_address", config.grpc_address, credentials)
+    # grpc.aio's maximum_concurrent_rpcs stays off: it answers the excess with a bare RESOURCE_EXHAUSTED (no retry
+    # hint, no count) after accepting the call; admission control (admission.py) does the same job with both, and
+    # the transport's bound is the HTTP/2 stream limit (`_server_options`).
+    server = AcceptLoops(_server_options(config, reuse_port=reuse_port), shared=reuse_port)
+    if certificates is None:
+        port = _bind(server, "grpc_address", config.grpc_address, None)
+    else:  # credentials of their own per server: the certificate fetcher of dynamic credentials serves one server
+        port = _bind(server, "grpc_address", config.grpc_address, lambda: server_credentials(certificates))
     if config.auth and not certificates and not _loopback(config.grpc_address):
         log.warning("auth is on without TLS: bearer tokens cross the network in cleartext (set tls_cert_file)")
     health_server: grpc.aio.Server | None = None
     health_port = 0
     if config.health_address:
-        health_server = grpc.aio.server(
-            interceptors=[MetricsInterceptor(metrics, access_log_level=config.access_log_level), LenientDecoding()],
-            options=_server_options(config, reuse_port=reuse_port),
-        )
+        health_server = grpc.aio.server(options=_server_options(config, reuse_port=reuse_port))
         health_port = _bind(health_server, "health_address", config.health_address, None)
     return server, port, health_server, health_port
 
@@ -307,21 +349,25 @@ def _listeners(
 def _services(
     config: Config,
     metrics: Metrics,
-    server: grpc.aio.Server,
+    chains: tuple[Chain, Chain],
+    grpc_server: AcceptLoops,
     health_server: grpc.aio.Server | None,
     handlers: grpc.GenericRpcHandler,
 ) -> Health:
-    """Put VerdictService's handlers, health (on both listeners) and reflection (when on) on the servers; the health
-    servicer, readiness NOT_SERVING and liveness SERVING."""
+    """Put VerdictService's handlers, health (on both listeners) and reflection (when on) on the servers, each
+    handler inside its port's chain; the health servicer, readiness NOT_SERVING and liveness SERVING."""
+    server = ChainedRegistration(grpc_server, chains[0])
     server.add_generic_rpc_handlers((handlers,))
     not_serving, serving = health_pb2.HealthCheckResponse.NOT_SERVING, health_pb2.HealthCheckResponse.SERVING
     health = Health({**dict.fromkeys(READINESS_SERVICES, not_serving), LIVENESS_SERVICE: serving})
     health_pb2_grpc.add_HealthServicer_to_server(health, server)
     if health_server is not None:
-        health_pb2_grpc.add_HealthServicer_to_server(health, health_server)
+        health_pb2_grpc.add_HealthServicer_to_server(health, ChainedRegistration(health_server, chains[1]))
     served = [SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name]
     if config.reflection:
-        reflection.enable_server_reflection([*served, reflection.SERVICE_NAME], server)
+        reflection_pb2_grpc.add_ServerReflectionServicer_to_server(
+            reflection.aio.ReflectionServicer([*served, reflection.SERVICE_NAME]), server
+        )
     metrics.initialize_rpcs(SERVICE_NAME, [(m.name, "unary") for m in SERVICE_DESCRIPTOR.methods])
     return health
 
@@ -362,7 +408,12 @@ async def _http_port(
         raise
 
 
-def _bind(server: grpc.aio.Server, key: str, address: str, credentials: grpc.ServerCredentials | None) -> int:
+def _bind(
+    server: grpc.aio.Server | AcceptLoops,
+    key: str,
+    address: str,
+    credentials: grpc.ServerCredentials | Callable[[], grpc.ServerCredentials] | None,
+) -> int:
     try:
         if credentials is None:
             port = server.add_insecure_port(address)

@@ -1,7 +1,8 @@
-"""How many cores this process may use: the one count that sizes the workers and admission control alike.
+"""How many cores this process may use: the one count that sizes the workers (admission control's limits are per
+worker, so they follow it).
 
 Two counters that disagree (one reading only the root cgroup, one reading ancestors, cgroup v1 and the affinity mask)
-would size the workers for one machine and admission for another in a nested or v1 cgroup; there is one.
+would size things for different machines in a nested or v1 cgroup; there is one.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from verdict.rpc.context import current_call
+from verdict.server.log_stream import CoalescingStreamHandler
 
 __all__ = ["CallContextFilter", "JsonFormatter", "TextFormatter", "configure_logging"]
 
@@ -92,7 +93,7 @@ class JsonFormatter(logging.Formatter):
 
 def configure_logging(log_format: str, level: str, *, stream: TextIO | None = None) -> logging.Handler:
     """Route every log record of the process to one stream (stderr by default) in one format; returns the handler."""
-    handler = logging.StreamHandler(stream or sys.stderr)
+    handler = CoalescingStreamHandler(stream or sys.stderr)  # one write per event-loop turn (log_stream.py)
     handler.addFilter(CallContextFilter())
     handler.setFormatter(JsonFormatter() if log_format == "json" else TextFormatter())
     logging.basicConfig(level=level, handlers=[handler], force=True)

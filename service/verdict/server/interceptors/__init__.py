@@ -6,6 +6,8 @@
 - `admission.py` (`AdmissionInterceptor`): bounded running calls and queue; the excess is shed at once.
 - `decoding.py` (`LenientDecoding`): undecodable requests to any hosted service are INVALID_ARGUMENT.
 - `base.py`: `HandlerInterceptor`, the one way they wrap a handler.
+- `chain.py`: the layers folded into one wrapper per method at registration, instead of grpc.aio's per-call
+  interceptor pipeline.
 """
 
 from __future__ import annotations

@@ -86,12 +86,15 @@ class AccessInterceptor(HandlerInterceptor):
         self.per_principal = InFlight(per_principal)
         self.health_watches = InFlight(HEALTH_WATCHES_PER_CONNECTION)
         self._labels = LabelFolder(allowed=(*gate.principals(), ANONYMOUS))
+        self.active = gate.enabled or bool(per_connection) or bool(per_principal)
+        """False with auth off and no in-flight limits: nothing to check, so calls skip this layer entirely (every
+        caller is the unchecked anonymous one, `current_caller`'s default) and pay nothing for it."""
 
     def intercept_handler(self, handler: grpc.RpcMethodHandler, full_method: str) -> grpc.RpcMethodHandler:
         service, _, method = full_method.lstrip("/").rpartition("/")
         if service == HEALTH_SERVICE and method == "Watch" and handler.unary_stream:
             return rewrap(handler, lambda behavior, _shape: self._watch_guard(behavior), "unary_stream")
-        if service == HEALTH_SERVICE:
+        if service == HEALTH_SERVICE or not self.active:
             return handler
         # no client-streaming RPC is served, so a stream-unary handler is left as it is
         return rewrap(

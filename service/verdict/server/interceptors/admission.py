@@ -1,21 +1,31 @@
-"""Admission control: how many VerdictService calls run at once, how many may wait, and who is refused at once.
+"""Admission control: how many VerdictService calls run at once, how long one may wait, and who is refused at once.
 
 Why: without it every call is accepted and waits, and under more load than the machine can serve the queue is pure
-latency (calls answered after their caller gave up), while grpc-core's own limit answers the excess with CANCELLED,
-a code retry policies ignore and the server's metrics never see. Here the excess is refused before any work, at once,
-with RESOURCE_EXHAUSTED and a `google.rpc.RetryInfo` hint, so the calls that are accepted keep their latency, clients
-back off or go to another replica, and the refusal is counted on both sides (`grpc_server_handled_total` with code
-ResourceExhausted, and `verdict_shed_total{reason}`).
+latency (calls answered after their caller gave up). Here the excess is refused before any work, at once, with
+RESOURCE_EXHAUSTED and a `google.rpc.RetryInfo` hint, so the calls that are accepted keep their latency, clients
+back off or go to another replica, and every refusal is counted on both sides (`grpc_server_handled_total` with code
+ResourceExhausted, and `verdict_shed_total{reason}`). docs/architecture.md ("Admission") explains the numbers.
 
-The model is a bounded first-come-first-served queue in front of a bounded number of running calls:
+The model is a short first-come-first-served queue in front of a bounded number of running calls, per event loop
+(each worker process has one loop and its own admission):
 
-- at most `running` calls run at once (`max_concurrent_rpcs`; by default 4 per available core, since a call's Python
-  work runs on the one event loop and its child processes on the cores);
+- at most `running` calls run at once (`max_concurrent_rpcs`; by default `CALLS_PER_LOOP`, the knee of one event
+  loop: a call's Python work runs on the loop, so past a few calls more concurrency only lengthens every call and
+  slows the loop's accepting of new ones);
 - at most `queued` more wait for a slot, in arrival order (`max_queued_rpcs`; by default as many as run);
-- a call beyond both is refused: reason `SERVER_OVERLOADED`;
+- the queue's wait is bounded CoDel-style (Nichols and Jacobson's controlled delay): while the shortest wait of the
+  last `QUEUE_INTERVAL_SECONDS` stayed above `QUEUE_TARGET_SECONDS`, a queue has stood for a whole interval, which
+  only more load than capacity produces; then a call that finds every slot taken is refused at once instead of
+  queued, and a queued call is refused once it has waited `QUEUE_TARGET_SECONDS`; a queue that drains within an
+  interval (a burst) is left alone, and no queued call waits longer than `QUEUE_INTERVAL_SECONDS`;
+- a call beyond those is refused: reason `SERVER_OVERLOADED`;
 - a call that arrives with less than `min_deadline_seconds` of its deadline left, or whose deadline runs down to that
   while it waits, is refused with DEADLINE_EXCEEDED (reason `DEADLINE_TOO_SHORT`): it could not be answered in time,
-  and RESOURCE_EXHAUSTED would invite a retry with the same hopeless deadline.
+  and RESOURCE_EXHAUSTED would invite a retry with the same hopeless deadline;
+- from the start of a shutdown (`drain`), every new or queued call is refused with UNAVAILABLE and a retry hint
+  (reason `SHUTTING_DOWN`), counted as `verdict_shed_total{reason="draining"}`, while the running ones finish: a
+  retry goes to a replica that is not leaving, and the calls grpc-core had already taken in are answered, not
+  cancelled when the server stops (assembly.py, `App.stop`).
 
 Health is never subject to it (a probe refused under load would restart a busy pod, and shedding is not sickness), nor
 are reflection and ListEvaluators (answered from memory). The interceptor sits after the access interceptor, so
@@ -26,9 +36,9 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,19 +46,31 @@ import grpc
 import grpc.aio
 
 from verdict.config.keys import Config
-from verdict.errors import DeadlineTooShort, ResourceExhausted, VerdictError
+from verdict.errors import DeadlineTooShort, ResourceExhausted, Unavailable, VerdictError
 from verdict.metrics import Metrics
 from verdict.rpc import SERVICE_NAME, to_status
-from verdict.server.cores import cpu_quota_cores
 from verdict.server.interceptors.base import HandlerInterceptor, rewrap
 
 __all__ = ["Admission", "AdmissionInterceptor", "AdmissionLimits"]
 
 log = logging.getLogger("verdict.admission")
 
-CALLS_PER_CORE = 4
-"""Running calls per core by default: enough to overlap a call's child processes (bash -n, git) with another call's
-Python work, few enough that a queue of accepted calls stays a few calls deep."""
+CALLS_PER_LOOP = 4
+"""Running calls per event loop by default. By Little's law a loop-bound service gains nothing from more calls in
+flight than it needs to keep the loop busy while some of them wait (a `bash -n` child, a parse in the pool): 2-4.
+More only makes every call wait its turn on the loop, and starves the loop's other job, accepting calls: at twice
+the capacity, 8 running calls per loop left the accepted calls' p99 30-70 times the unloaded one (the excess waited
+in grpc-core to be accepted), 2 left it 12 times, in one bench run each. Four keeps a call's child processes
+overlapping another call's Python work. Calls that wait for seconds on a judge CLI are bounded by the judge pool
+(`max_concurrent_judges`, also 4 per process) anyway."""
+
+QUEUE_TARGET_SECONDS = 0.005
+"""CoDel's target: a standing queue is one whose shortest wait over an interval stays above this."""
+QUEUE_INTERVAL_SECONDS = 0.1
+"""CoDel's interval: how long a queue may stand before it is treated as overload, and the longest any call waits
+(`max_queue_wait_seconds`, whose default this is)."""
+DRAIN_RETRY_SECONDS = 0.05
+"""The retry hint of a call refused because this server is leaving: retry at once, elsewhere."""
 
 EXEMPT_METHODS = frozenset({"ListEvaluators"})
 """VerdictService methods answered from memory: shedding them would save nothing."""
@@ -64,23 +86,40 @@ class AdmissionLimits:
     running: int
     queued: int
     min_deadline_seconds: float
+    queue_target_seconds: float = QUEUE_TARGET_SECONDS
+    queue_interval_seconds: float = QUEUE_INTERVAL_SECONDS
 
     @classmethod
-    def from_config(cls, config: Config, cores: int | None = None) -> AdmissionLimits:
-        running = config.max_concurrent_rpcs or CALLS_PER_CORE * (cores or cpu_quota_cores())
+    def from_config(cls, config: Config) -> AdmissionLimits:
+        """One event loop's bounds. Every worker process has its own loop and admission, so the limits do not
+        depend on the cores: the workers (one per core by default) multiply them."""
+        running = config.max_concurrent_rpcs or CALLS_PER_LOOP
         queued = running if config.max_queued_rpcs < 0 else config.max_queued_rpcs
-        return cls(running, queued, config.min_deadline_seconds)
+        interval = config.max_queue_wait_seconds
+        return cls(running, queued, config.min_deadline_seconds, min(QUEUE_TARGET_SECONDS, interval), interval)
 
 
 class Admission:
-    """Running slots and a FIFO queue. The event loop is the only caller, so plain counters suffice."""
+    """Running slots, a FIFO queue under CoDel's bound, and the drain. The event loop is the only caller, so plain
+    counters suffice."""
 
-    def __init__(self, limits: AdmissionLimits, metrics: Metrics) -> None:
+    def __init__(self, limits: AdmissionLimits, metrics: Metrics, clock: Callable[[], float] = time.monotonic) -> None:
         self.limits = limits
         self._metrics = metrics
+        self._clock = clock
         self._running = 0
-        self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
+        self._waiters: collections.deque[tuple[asyncio.Future[bool], float]] = collections.deque()
+        """(future, arrival time): the future's result is True when a slot passed to it, False when the drain
+        woke it."""
         self._mean_seconds = 0.0
+        self._interval_ends = 0.0
+        self._shortest_wait = 0.0
+        """The shortest queue wait seen in the current CoDel interval (0 when a call found a slot free)."""
+        self.standing = False
+        """CoDel's verdict on the last interval: a queue stood through it, so calls are not queued now."""
+        self.draining = False
+        self.last_arrival = 0.0
+        """When the last call arrived (the clock's seconds): the drain waits until calls stop arriving."""
         metrics.admission_running.set_function(lambda: self._running)
         metrics.admission_queued.set_function(lambda: len(self._waiters))
 
@@ -99,58 +138,104 @@ class Admission:
         return min(_RETRY_MAX_SECONDS, max(_RETRY_MIN_SECONDS, self._mean_seconds * depth))
 
     async def enter(self, remaining: float | None) -> None:
-        """Take a running slot, waiting in line if there is room; raises ResourceExhausted or DeadlineTooShort.
+        """Take a running slot, waiting in line if there is room; raises ResourceExhausted, DeadlineTooShort or
+        (draining) Unavailable.
 
         `remaining` is the seconds left of the caller's deadline (None: no deadline)."""
+        now = self.last_arrival = self._clock()
+        if self.draining:
+            raise self._leaving()
         minimum = self.limits.min_deadline_seconds
         if remaining is not None and remaining < minimum:
             self._shed("deadline")
             raise _too_short(remaining, minimum)
+        self._observe_wait(now, 0.0 if self._running < self.limits.running else None)
         if self._running < self.limits.running and not self._waiters:
             self._running += 1
             return
-        if len(self._waiters) >= self.limits.queued:
-            self._shed("overloaded")
-            raise ResourceExhausted(
-                f"the server is at capacity ({self._running} calls running, {len(self._waiters)} waiting); "
-                "retry after the hinted delay or on another replica",
-                reason="SERVER_OVERLOADED",
-                metadata={"running": str(self.limits.running), "queued": str(self.limits.queued)},
-                retry_after=self.retry_after(),
-            )
-        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
-        started = time.monotonic()
+        if len(self._waiters) >= self.limits.queued or self.standing:
+            raise self._overloaded()
+        waiter: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._waiters.append((waiter, now))
+        bound = self.limits.queue_target_seconds if self.standing else self.limits.queue_interval_seconds
+        timeout = bound if remaining is None else min(bound, remaining - minimum)
         try:
-            timeout = None if remaining is None else remaining - minimum
-            await asyncio.wait_for(asyncio.shield(waiter), timeout)
+            async with asyncio.timeout(timeout):
+                granted = await asyncio.shield(waiter)
         except TimeoutError:
             self._abandon(waiter)
-            self._shed("deadline_in_queue")
-            raise _too_short(remaining - (time.monotonic() - started) if remaining else 0.0, minimum) from None
+            if remaining is not None and remaining - (self._clock() - now) <= minimum + 1e-3:
+                self._shed("deadline_in_queue")
+                raise _too_short(remaining - (self._clock() - now), minimum) from None
+            raise self._overloaded(reason="queue_wait") from None
         except BaseException:
             self._abandon(waiter)
             raise
+        if not granted:  # woken by the drain, not given a slot
+            raise self._leaving()
+        self._observe_wait(self._clock(), self._clock() - now)
 
     def leave(self, seconds: float) -> None:
         """Give the slot to the first caller in line, and fold the call's duration into the retry hint."""
         self._mean_seconds += (seconds - self._mean_seconds) * 0.1
         while self._waiters:
-            waiter = self._waiters.popleft()
+            waiter, _ = self._waiters.popleft()
             if not waiter.done():
-                waiter.set_result(None)  # the slot passes to it: `running` stays the same
+                waiter.set_result(True)  # the slot passes to it: `running` stays the same
                 return
         self._running -= 1
 
-    def _abandon(self, waiter: asyncio.Future[None]) -> None:
-        """A waiter that gives up (deadline, cancellation): out of the line; if the slot reached it meanwhile, pass
-        the slot on instead of leaking it."""
+    def drain(self) -> None:
+        """Shutdown has begun: refuse every new call and every queued one with UNAVAILABLE and a retry hint; the
+        running calls finish."""
+        self.draining = True
+        while self._waiters:
+            waiter, _ = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(False)  # no slot: `enter` refuses it on waking
+
+    def _observe_wait(self, now: float, wait: float | None) -> None:
+        """CoDel's bookkeeping: the shortest wait of each interval decides whether a queue is standing. `wait` is
+        None for a call that found every slot taken (it waits at least as long as the queue's oldest)."""
+        if wait is None:
+            wait = now - self._waiters[0][1] if self._waiters else self.limits.queue_target_seconds
+        if now >= self._interval_ends:
+            self.standing = self._shortest_wait > self.limits.queue_target_seconds
+            self._shortest_wait = wait
+            self._interval_ends = now + self.limits.queue_interval_seconds
+        else:
+            self._shortest_wait = min(self._shortest_wait, wait)
+
+    def _overloaded(self, reason: str = "overloaded") -> ResourceExhausted:
+        self._shed(reason)
+        return ResourceExhausted(
+            f"the server is at capacity ({self._running} calls running, {len(self._waiters)} waiting); "
+            "retry after the hinted delay or on another replica",
+            reason="SERVER_OVERLOADED",
+            metadata={"running": str(self.limits.running), "queued": str(self.limits.queued)},
+            retry_after=self.retry_after(),
+        )
+
+    def _leaving(self) -> Unavailable:
+        self._shed("draining")
+        return Unavailable(
+            "the server is shutting down; retry on another replica",
+            reason="SHUTTING_DOWN",
+            retry_after=DRAIN_RETRY_SECONDS,
+        )
+
+    def _abandon(self, waiter: asyncio.Future[bool]) -> None:
+        """A waiter that gives up (deadline, queue bound, cancellation): out of the line; if the slot reached it
+        meanwhile, pass the slot on instead of leaking it."""
         if waiter.done() and not waiter.cancelled():
-            self.leave(self._mean_seconds)
+            if waiter.result():
+                self.leave(self._mean_seconds)
             return
         waiter.cancel()
-        with contextlib.suppress(ValueError):
-            self._waiters.remove(waiter)
+        for index, (queued, _) in enumerate(self._waiters):
+            if queued is waiter:
+                del self._waiters[index]
+                break
 
     def _shed(self, reason: str) -> None:
         self._metrics.shed.labels(reason=reason).inc()

@@ -1,0 +1,122 @@
+"""Admission's queue bound (CoDel) and its drain, on the object itself with an injected clock: whether a queue is
+standing is decided by the clock the test moves, never by how fast this machine runs."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from verdict.errors import ResourceExhausted, Unavailable
+from verdict.metrics import Metrics
+from verdict.server.interceptors.admission import Admission, AdmissionLimits
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _admission(
+    running: int = 1, queued: int = 4, interval: float = 600.0
+) -> tuple[Admission, Clock, CollectorRegistry]:
+    registry = CollectorRegistry()
+    clock = Clock()
+    limits = AdmissionLimits(running, queued, 0.0, queue_target_seconds=0.005, queue_interval_seconds=interval)
+    return Admission(limits, Metrics(registry), clock=clock), clock, registry
+
+
+def _shed(registry: CollectorRegistry, reason: str) -> float | None:
+    return registry.get_sample_value("verdict_shed_total", {"reason": reason})
+
+
+async def _queued(admission: Admission, count: int) -> None:
+    for _ in range(100):
+        if admission.queued == count:
+            return
+        await asyncio.sleep(0)
+    raise AssertionError(f"{admission.queued} queued, expected {count}")
+
+
+async def test_a_burst_queues_but_a_queue_standing_a_whole_interval_refuses_at_once() -> None:
+    admission, clock, registry = _admission(interval=600.0)
+    await admission.enter(None)  # the one slot
+    first = asyncio.ensure_future(admission.enter(None))
+    await _queued(admission, 1)
+    assert not admission.standing  # a queue in its first interval is a burst
+    clock.now += 700  # the interval ends with the first call still waiting: its wait is the interval's shortest
+    second = asyncio.ensure_future(admission.enter(None))
+    await _queued(admission, 2)
+    clock.now += 700
+    with pytest.raises(ResourceExhausted) as refused:
+        await admission.enter(None)  # a queue stood for a whole interval: refused at once, though there is room
+    assert refused.value.reason == "SERVER_OVERLOADED"
+    assert refused.value.retry_after is not None
+    assert refused.value.retry_after > 0
+    assert admission.standing
+    assert admission.queued == 2
+    assert _shed(registry, "overloaded") == 1
+    admission.leave(0.01)
+    admission.leave(0.01)
+    await asyncio.gather(first, second)
+    assert (admission.running, admission.queued) == (1, 0)
+
+
+async def test_a_queue_that_drains_within_an_interval_is_not_overload() -> None:
+    admission, clock, _ = _admission(interval=600.0)
+    await admission.enter(None)
+    waiting = asyncio.ensure_future(admission.enter(None))
+    await _queued(admission, 1)
+    clock.now += 0.001
+    admission.leave(0.001)
+    await waiting
+    clock.now += 700  # the next interval starts with a call that found no wait
+    admission.leave(0.001)
+    await admission.enter(None)
+    assert not admission.standing
+
+
+async def test_no_call_waits_longer_than_the_interval() -> None:
+    admission, _, registry = _admission(interval=0.05)
+    await admission.enter(None)
+    with pytest.raises(ResourceExhausted) as refused:
+        await admission.enter(None)  # nobody leaves: the bound, not a deadline, ends the wait
+    assert refused.value.reason == "SERVER_OVERLOADED"
+    assert _shed(registry, "queue_wait") == 1
+    assert (admission.running, admission.queued) == (1, 0)
+
+
+async def test_the_drain_refuses_queued_and_new_calls_and_lets_running_ones_finish() -> None:
+    admission, _, registry = _admission(running=1, queued=2)
+    await admission.enter(None)
+    queued = [asyncio.ensure_future(admission.enter(None)) for _ in range(2)]
+    await _queued(admission, 2)
+    admission.drain()
+    for outcome in await asyncio.gather(*queued, return_exceptions=True):
+        assert isinstance(outcome, Unavailable)
+        assert outcome.reason == "SHUTTING_DOWN"
+        assert outcome.retry_after is not None
+        assert outcome.retry_after > 0
+    with pytest.raises(Unavailable):
+        await admission.enter(None)
+    assert _shed(registry, "draining") == 3
+    assert (admission.running, admission.queued) == (1, 0)  # the running call keeps its slot
+    admission.leave(0.01)
+    assert admission.running == 0
+
+
+async def test_a_slot_granted_just_before_the_drain_is_kept() -> None:
+    admission, _, _ = _admission(running=1, queued=1)
+    await admission.enter(None)
+    waiting = asyncio.ensure_future(admission.enter(None))
+    await _queued(admission, 1)
+    admission.leave(0.01)  # the slot passes to the waiter, which has not resumed yet
+    admission.drain()
+    await waiting  # it was given the slot before the drain: it runs
+    assert admission.running == 1
+    admission.leave(0.01)
+    assert admission.running == 0
