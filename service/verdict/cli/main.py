@@ -118,6 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--state", default="", help="the state token from the previous call (base64, as printed)")
     evaluate.add_argument("--workspace", default="")
     _input_arguments(evaluate)
+    from verdict.cli import local_judge
+
+    local_judge.add_parser(subparsers)
     return parser
 
 
@@ -302,6 +305,10 @@ def _main(argv: Sequence[str] | None = None) -> int:
             return EXIT_ERROR
     if args.command == "config":
         return _config(args)
+    if args.command == "local-judge":
+        from verdict.cli import local_judge
+
+        return local_judge.run(args)
     try:
         if _is_batch(args):
             return asyncio.run(_job(args))
