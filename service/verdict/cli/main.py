@@ -88,7 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--jsonl", action="store_true", help="read every FILE (and stdin) as JSONL requests")
     verify.add_argument("--finish-reason", default="", help="the provider's finish reason (stop, length, ...)")
     verify.add_argument("--tool-calls", action="store_true", help="the turn called tools (exempt from checks)")
-    verify.add_argument("--completion-tokens", type=int, default=0)
+    verify.add_argument(
+        "--completion-tokens", type=int, default=0, help="tokens the completion used (0: unknown), for truncation"
+    )
     verify.add_argument("--request-file", help="the user's request, for the optional second opinion")
     _input_arguments(verify)
 
@@ -113,10 +115,25 @@ def build_parser() -> argparse.ArgumentParser:
         "state, workspace, id",
     )
     evaluate.add_argument("--output-file", default="-", help="the action's stdout; '-' reads stdin")
-    evaluate.add_argument("--exit-code", type=int, default=0)
+    evaluate.add_argument("--exit-code", type=int, default=0, help="the action's exit status (default 0)")
     evaluate.add_argument("--context", default="{}", help="interpolation namespaces as JSON")
     evaluate.add_argument("--state", default="", help="the state token from the previous call (base64, as printed)")
-    evaluate.add_argument("--workspace", default="")
+    evaluate.add_argument(
+        "--state-file",
+        metavar="FILE",
+        help="carry the state token in FILE: read it from FILE (missing or empty: the first call) and write the new "
+        "token back, so a shell loop needs no parsing",
+    )
+    evaluate.add_argument(
+        "--workspace",
+        default="",
+        help="the loop's working tree, relative to the workspace root (diff_stall, file-reading evaluators)",
+    )
+    evaluate.add_argument(
+        "--workspace-root",
+        default=None,
+        help="directory the evaluators may read files and run git under (in process; default VERDICT_WORKSPACE_ROOT)",
+    )
     _input_arguments(evaluate)
     from verdict.cli import local_judge
 
@@ -160,7 +177,7 @@ async def _job(args: argparse.Namespace) -> int:
         from verdict.rpc import Limits, VerdictServicer
 
         config = load_config(env=os.environ)
-        async with local_components() as components:
+        async with local_components({"workspace_root": getattr(args, "workspace_root", None)}) as components:
             servicer = VerdictServicer(
                 components.verifier,
                 components.evaluations,
@@ -197,11 +214,17 @@ async def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
 
     from verdict.v1 import verdict_pb2
 
+    state = args.state
+    if args.state_file:
+        if state:
+            raise ValueError("--state and --state-file are alternatives: give one")
+        carried = Path(args.state_file)
+        state = carried.read_text(encoding="ascii").strip() if carried.exists() else ""
     request = verdict_pb2.EvaluateRequest(
         config=verdict_pb2.EvaluatorConfig(yaml=args.evaluator),
         output=_read(args.output_file),
         exit_code=args.exit_code,
-        state=state_token(args.state),
+        state=state_token(state),
         workspace=args.workspace,
     )
     json_format.ParseDict(json.loads(args.context), request.context)
@@ -210,9 +233,19 @@ async def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
     else:
         from verdict.rpc import evaluation_input, evaluation_to_proto
 
-        async with local_components() as components:
+        async with local_components({"workspace_root": args.workspace_root}) as components:
             response = evaluation_to_proto(await components.evaluations.evaluate(evaluation_input(request)))
-    return _as_json(response)
+    result = _as_json(response)
+    if args.state_file:
+        _write_state(Path(args.state_file), str(result.get("state", "")))
+    return result
+
+
+def _write_state(path: Path, token: str) -> None:
+    """Replace `path` with the new token at once (a write cut short must not leave half a token for the next step)."""
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(token + "\n", encoding="ascii")
+    os.replace(partial, path)
 
 
 def _as_json(response: Any) -> dict[str, Any]:
