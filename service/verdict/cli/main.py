@@ -135,9 +135,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="directory the evaluators may read files and run git under (in process; default VERDICT_WORKSPACE_ROOT)",
     )
     _input_arguments(evaluate)
-    from verdict.cli import local_judge
+    from verdict.cli import catalogue, local_judge, suite
 
     local_judge.add_parser(subparsers)
+    suite.add_parser(subparsers, _input_arguments)
+    catalogue.add_parser(subparsers, _input_arguments)
     return parser
 
 
@@ -342,6 +344,14 @@ def _main(argv: Sequence[str] | None = None) -> int:
         from verdict.cli import local_judge
 
         return local_judge.run(args)
+    if args.command in ("test", "evaluators"):
+        from verdict.cli import catalogue, suite
+
+        try:
+            return (suite.run if args.command == "test" else catalogue.run)(args)
+        except (OSError, ValueError, ConfigError, VerdictError) as error:
+            print(f"verdict: {error}", file=sys.stderr)
+            return EXIT_ERROR
     try:
         if _is_batch(args):
             return asyncio.run(_job(args))
