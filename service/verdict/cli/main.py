@@ -101,7 +101,14 @@ def build_parser() -> argparse.ArgumentParser:
         "masked; or, with --check FILE, validate a file and exit 0 (valid) or 2 (the message names the bad key).",
     )
     config.add_argument("--config", help="YAML file of configuration keys, as for `verdict serve`")
-    config.add_argument("--check", metavar="FILE", help="validate FILE alone (the environment is not read)")
+    config.add_argument(
+        "--check", metavar="FILE", help="validate FILE alone (the environment is not read); lists every error"
+    )
+    config.add_argument(
+        "--explain",
+        action="store_true",
+        help="print each key's effective value and where it came from (default, file, environment variable)",
+    )
 
     evaluate = subparsers.add_parser(
         "evaluate", help="run an evaluator, print the verdict as JSON (or a batch job over JSONL with --jsonl)"
@@ -258,11 +265,28 @@ def _as_json(response: Any) -> dict[str, Any]:
 
 def _config(args: argparse.Namespace) -> int:
     from verdict.config.effective import render
+    from verdict.config.provenance import check_all, explained, provenance
 
     try:
         if args.check:
-            load_config(args.check)
+            errors = check_all(args.check)
+            for each in errors:
+                print(f"verdict: invalid configuration: {each}", file=sys.stderr)
+            if errors:
+                print(f"{args.check}: {len(errors)} error(s)", file=sys.stderr)
+                return EXIT_ERROR
             print(f"{args.check}: valid")
+            return EXIT_OK
+        if args.explain:
+            found = provenance(args.config, env=os.environ)
+            for each in found.errors:
+                print(f"verdict: invalid configuration: {each}", file=sys.stderr)
+            if found.errors:
+                return EXIT_ERROR
+            rows = explained(found)
+            width = max(len(row["key"]) for row in rows)
+            for row in rows:
+                print(f"{row['key']:<{width}}  {json.dumps(row['value'])}  ({row['source']})")
             return EXIT_OK
         print(render(load_config(args.config, env=os.environ)), end="")
         return EXIT_OK
