@@ -123,3 +123,12 @@ def test_the_same_suite_against_a_running_server(server_process: ServerProcess, 
     assert "unknown evaluator type 'nope'" in done.stdout
     report = ET.parse(tmp_path / "both.xml").getroot()  # noqa: S314 - written by the run above
     assert len(report.findall("testsuite")) == 2
+
+
+def test_the_documented_suite_passes_as_written(tmp_path: Path) -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "evaluators.md").read_text()
+    section = doc.split("## Pinning a loop's evaluators in CI", 1)[1]
+    example = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    done = _test(tmp_path, _write(tmp_path, "evaluators.test.yaml", example))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout.splitlines()[-1])["summary"]["passed"] == 3
