@@ -183,9 +183,9 @@ def test_readme_node_snippet_runs_against_a_server(server: ServerProcess, tmp_pa
 
 
 def _readme_shell_lines() -> list[str]:
-    block = re.search(r"````sh\n(.*?)````", README, re.DOTALL)
-    assert block is not None
-    joined = block.group(1).replace("\\\n", " ")
+    blocks = re.findall(r"````sh\n(.*?)````", README, re.DOTALL)
+    assert blocks
+    joined = "".join(blocks).replace("\\\n", " ")
     return [line.strip() for line in joined.splitlines() if line.strip() and not line.lstrip().startswith("#")]
 
 
@@ -216,18 +216,3 @@ def test_readme_grpcurl_calls_work_through_reflection(server: ServerProcess) -> 
                 assert response["verdict"] == "VERIFY_VERDICT_MALFORMED"
             else:
                 assert response["verdict"] == "yes"
-
-
-def test_readme_verdict_cli_lines_run_as_written(server: ServerProcess, tmp_path: Path) -> None:
-    lines = [line for line in _readme_shell_lines() if ".venv/bin/verdict" in line]
-    assert len(lines) == 3
-    answer = tmp_path / "answer.md"
-    answer.write_text("```python\nx = 1\n```\n")
-    expected = [(1, '"malformed"'), (0, '"no"'), (0, '"ok"')]
-    for line, (code, shown) in zip(lines, expected, strict=True):
-        command = line.split("  #", 1)[0].replace("localhost:50051", server.target).replace("answer.md", str(answer))
-        done = subprocess.run(
-            ["bash", "-c", command], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False
-        )
-        assert done.returncode == code, (command, done.stdout, done.stderr)
-        assert shown in done.stdout, (command, done.stdout)

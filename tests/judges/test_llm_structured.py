@@ -159,7 +159,7 @@ async def test_the_evaluator_end_to_end(judge_service, fake_judges):
     assert result.verdict == "yes"
     details = result.details
     assert details["judge_host"] == "claude-code"
-    assert details["llm_model"] == "sonnet"
+    assert details["llm_model"] == "claude-sonnet-4-5"  # the model the envelope says answered, not the alias asked
     assert details["llm_prompt"] == build_prompt(None, OUTPUT)[:500]
     assert set(details) >= {"confidence", "confident", "reason", "evidence", "evidence_coerced", "raw"}
     [call] = fake_judges.calls()

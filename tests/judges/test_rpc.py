@@ -53,7 +53,11 @@ async def test_a_judge_that_is_not_logged_in_is_error_with_its_own_message(serve
         response = await stub.Evaluate(llm_request(), timeout=30)
     assert response.verdict == "error"
     assert details(response)["api_error"] is True
-    assert details(response)["error"] == "claude CLI error: Not logged in · Please run /login"
+    error = details(response)["error"]
+    assert error.startswith("claude CLI error: Not logged in · Please run /login (to authenticate this judge, set ")
+    assert "ANTHROPIC_API_KEY" in error
+    assert "CLAUDE_CODE_OAUTH_TOKEN" in error
+    assert details(response)["credentials"] is True
 
 
 async def test_comparator_position_bias_is_a_tie_through_the_rpc(serve, fake_judges):

@@ -150,8 +150,9 @@ async def test_claude_failing_with_exit_1_is_read_from_its_stdout_envelope(judge
     fake_judges.scenario({"stdout": envelope("claude-code", "not-logged-in.json"), "rc": 1})
     answer = await service.ask(ask())
     assert answer.outcome is JudgeOutcome.API_ERROR
-    assert answer.error == "claude CLI error: Not logged in · Please run /login"
-    assert answer.flags == {"api_error": True, "exit_code": 1}
+    assert answer.error.startswith("claude CLI error: Not logged in · Please run /login (to authenticate")
+    assert "ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN or CLAUDE_CODE_OAUTH_TOKEN" in answer.error
+    assert answer.flags == {"api_error": True, "exit_code": 1, "credentials": True}
 
 
 async def test_retries_exhausted_with_exit_1_keeps_its_flag_and_its_cost(judge_service, fake_judges, metrics):

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import re
 import shutil
 import subprocess
 import urllib.error
@@ -212,41 +211,6 @@ async def test_http_address_in_use_fails_naming_the_key() -> None:
         with pytest.raises(ConfigError, match="http_address"):
             async with serving(make_config(http_address=taken)):
                 pass  # pragma: no cover
-
-
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-
-
-def readme_curl_lines() -> list[str]:
-    """The README's curl calls, continuation lines joined and trailing comments dropped."""
-    blocks = re.findall(r"````sh\n(.*?)````", README, re.DOTALL)
-    lines = []
-    for block in blocks:
-        for line in block.replace("\\\n", " ").splitlines():
-            if line.startswith("curl "):
-                lines.append(line.split("  #", 1)[0].strip())
-    return lines
-
-
-@needs_curl
-async def test_readme_curl_calls_run_as_written(http: tuple[Running, str, Path]) -> None:
-    running, _base, _log = http
-    assert running.app.http is not None
-    lines = readme_curl_lines()
-    assert len(lines) == 4
-    answers = []
-    for line in lines:
-        command = line.replace("localhost:8080", f"127.0.0.1:{running.app.http.port}")
-        done = await asyncio.to_thread(
-            subprocess.run, ["bash", "-c", command], capture_output=True, text=True, timeout=60, check=True
-        )
-        answers.append(json.loads(done.stdout))
-    verified, evaluated, catalogue, error = answers
-    assert verified["verdict"] == "VERIFY_VERDICT_MALFORMED"
-    assert evaluated["verdict"] == "yes"
-    assert len(catalogue["evaluators"]) > 10
-    assert error["code"] == "invalid_argument"
-    assert [detail["type"] for detail in error["details"]] == ["google.rpc.ErrorInfo", "google.rpc.BadRequest"]
 
 
 class _HeldServicer:

@@ -150,10 +150,10 @@ HOSTILE: dict[str, tuple[str, str, bytes, dict[str, str], str]] = {
         {**JSON, "Content-Encoding": "br"},
         "unimplemented",
     ),
-    "content type text/plain": ("POST", "VerifyResponse", b"{}", {"Content-Type": "text/plain"}, "http 415"),
-    "no content type": ("POST", "VerifyResponse", b"{}", {}, "http 415"),
-    "unknown method": ("POST", "Nope", b"{}", JSON, "http 404"),
-    "PUT": ("PUT", "VerifyResponse", b"{}", JSON, "http 405"),
+    "content type text/plain": ("POST", "VerifyResponse", b"{}", {"Content-Type": "text/plain"}, "invalid_argument"),
+    "no content type": ("POST", "VerifyResponse", b"{}", {}, "invalid_argument"),
+    "unknown method": ("POST", "Nope", b"{}", JSON, "unimplemented"),
+    "PUT": ("PUT", "VerifyResponse", b"{}", JSON, "unimplemented"),
     "timeout header not a number": (
         "POST",
         "VerifyResponse",
@@ -187,7 +187,7 @@ HOSTILE: dict[str, tuple[str, str, bytes, dict[str, str], str]] = {
         "invalid_argument",
     ),
     "GET, gzip garbage": ("GET", "Evaluate?encoding=json&compression=gzip&message=abc", b"", {}, "invalid_argument"),
-    "GET, unknown encoding": ("GET", "Evaluate?encoding=xml&message=x", b"", {}, "http 415"),
+    "GET, unknown encoding": ("GET", "Evaluate?encoding=xml&message=x", b"", {}, "invalid_argument"),
     "gRPC-Web, truncated prefix": ("POST", "VerifyResponse", b"\x00\x00\x00", GRPC_WEB, "3"),
     "gRPC-Web, length beyond the body": ("POST", "VerifyResponse", b"\x00\x00\x00\x10\x00ab", GRPC_WEB, "3"),
     "gRPC-Web, compressed flag without an encoding": (

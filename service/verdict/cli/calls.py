@@ -14,6 +14,7 @@ import asyncio
 import base64
 import binascii
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,14 +26,16 @@ if TYPE_CHECKING:
 __all__ = ["call", "call_metadata", "local_components", "open_channel", "remote_batches", "state_token"]
 
 
-def local_components() -> Components:
-    """The server's domain side, in this process, configured from VERDICT_* variables like the server."""
+def local_components(flags: Mapping[str, Any] | None = None) -> Components:
+    """The server's domain side, in this process, configured from VERDICT_* variables like the server (and `flags`,
+    the command's own configuration flags such as `--workspace-root`, over them)."""
     from prometheus_client import CollectorRegistry
 
     from verdict.metrics import Metrics
     from verdict.server.assembly import build_components
 
-    return build_components(load_config(env=os.environ), Metrics(CollectorRegistry()), os.environ)
+    config = load_config(env=os.environ, flags=dict(flags or {}))
+    return build_components(config, Metrics(CollectorRegistry()), os.environ)
 
 
 def remote_batches(args: argparse.Namespace, channel: Any) -> Any:

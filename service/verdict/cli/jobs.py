@@ -209,7 +209,18 @@ def as_json(response: Any) -> dict[str, Any]:
     document = json_format.MessageToDict(
         response, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
     )
-    return _lower_verdicts(whole_numbers(document))  # type: ignore[no-any-return]
+    return _sorted_details(_lower_verdicts(whole_numbers(document)))  # type: ignore[no-any-return]
+
+
+def _sorted_details(value: Any, *, inside: bool = False) -> Any:
+    """Every object under a `details` key with its keys sorted: `details` is a Struct, a map whose order changes
+    from call to call, and output people diff must not."""
+    if isinstance(value, dict):
+        keys = sorted(value) if inside else list(value)
+        return {key: _sorted_details(value[key], inside=inside or key == "details") for key in keys}
+    if isinstance(value, list):
+        return [_sorted_details(item, inside=inside) for item in value]
+    return value
 
 
 def _lower_verdicts(value: Any) -> Any:

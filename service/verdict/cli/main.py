@@ -89,7 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--jsonl", action="store_true", help="read every FILE (and stdin) as JSONL requests")
     verify.add_argument("--finish-reason", default="", help="the provider's finish reason (stop, length, ...)")
     verify.add_argument("--tool-calls", action="store_true", help="the turn called tools (exempt from checks)")
-    verify.add_argument("--completion-tokens", type=int, default=0)
+    verify.add_argument(
+        "--completion-tokens", type=int, default=0, help="tokens the completion used (0: unknown), for truncation"
+    )
     verify.add_argument("--request-file", help="the user's request, for the optional second opinion")
     verify.add_argument(
         "--provider",
@@ -109,7 +111,14 @@ def build_parser() -> argparse.ArgumentParser:
         "masked; or, with --check FILE, validate a file and exit 0 (valid) or 2 (the message names the bad key).",
     )
     config.add_argument("--config", help="YAML file of configuration keys, as for `verdict serve`")
-    config.add_argument("--check", metavar="FILE", help="validate FILE alone (the environment is not read)")
+    config.add_argument(
+        "--check", metavar="FILE", help="validate FILE alone (the environment is not read); lists every error"
+    )
+    config.add_argument(
+        "--explain",
+        action="store_true",
+        help="print each key's effective value and where it came from (default, file, environment variable)",
+    )
 
     evaluate = subparsers.add_parser(
         "evaluate", help="run an evaluator, print the verdict as JSON (or a batch job over JSONL with --jsonl)"
@@ -133,12 +142,32 @@ def build_parser() -> argparse.ArgumentParser:
         "state, workspace, id",
     )
     evaluate.add_argument("--output-file", default="-", help="the action's stdout; '-' reads stdin")
-    evaluate.add_argument("--exit-code", type=int, default=0)
+    evaluate.add_argument("--exit-code", type=int, default=0, help="the action's exit status (default 0)")
     evaluate.add_argument("--context", default="{}", help="interpolation namespaces as JSON")
     evaluate.add_argument("--state", default="", help="the state token from the previous call (base64, as printed)")
-    evaluate.add_argument("--workspace", default="")
+    evaluate.add_argument(
+        "--state-file",
+        metavar="FILE",
+        help="carry the state token in FILE: read it from FILE (missing or empty: the first call) and write the new "
+        "token back, so a shell loop needs no parsing",
+    )
+    evaluate.add_argument(
+        "--workspace",
+        default="",
+        help="the loop's working tree, relative to the workspace root (diff_stall, file-reading evaluators)",
+    )
+    evaluate.add_argument(
+        "--workspace-root",
+        default=None,
+        help="directory the evaluators may read files and run git under (in process; default VERDICT_WORKSPACE_ROOT)",
+    )
     _input_arguments(evaluate)
     calibrate.add_parser(subparsers)
+    from verdict.cli import catalogue, local_judge, suite
+
+    local_judge.add_parser(subparsers)
+    suite.add_parser(subparsers, _input_arguments)
+    catalogue.add_parser(subparsers, _input_arguments)
     return parser
 
 
@@ -182,7 +211,7 @@ async def _job(args: argparse.Namespace) -> int:
         from verdict.rpc import Limits, VerdictServicer
 
         config = load_config(env=os.environ)
-        async with local_components() as components:
+        async with local_components({"workspace_root": getattr(args, "workspace_root", None)}) as components:
             servicer = VerdictServicer(
                 components.verifier,
                 components.evaluations,
@@ -229,11 +258,17 @@ async def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
         config = verdict_pb2.EvaluatorConfig(openai_grader=args.openai_grader)
     else:
         config = verdict_pb2.EvaluatorConfig(yaml=args.evaluator)
+    state = args.state
+    if args.state_file:
+        if state:
+            raise ValueError("--state and --state-file are alternatives: give one")
+        carried = Path(args.state_file)
+        state = carried.read_text(encoding="ascii").strip() if carried.exists() else ""
     request = verdict_pb2.EvaluateRequest(
         config=config,
         output=_read(args.output_file),
         exit_code=args.exit_code,
-        state=state_token(args.state),
+        state=state_token(state),
         workspace=args.workspace,
         finish_reason=args.finish_reason,
     )
@@ -247,9 +282,19 @@ async def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
     else:
         from verdict.rpc import evaluation_input, evaluation_to_proto
 
-        async with local_components() as components:
+        async with local_components({"workspace_root": args.workspace_root}) as components:
             response = evaluation_to_proto(await components.evaluations.evaluate(evaluation_input(request)))
-    return _as_json(response)
+    result = _as_json(response)
+    if args.state_file:
+        _write_state(Path(args.state_file), str(result.get("state", "")))
+    return result
+
+
+def _write_state(path: Path, token: str) -> None:
+    """Replace `path` with the new token at once (a write cut short must not leave half a token for the next step)."""
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(token + "\n", encoding="ascii")
+    os.replace(partial, path)
 
 
 def _as_json(response: Any) -> dict[str, Any]:
@@ -260,11 +305,28 @@ def _as_json(response: Any) -> dict[str, Any]:
 
 def _config(args: argparse.Namespace) -> int:
     from verdict.config.effective import render
+    from verdict.config.provenance import check_all, explained, provenance
 
     try:
         if args.check:
-            load_config(args.check)
+            errors = check_all(args.check)
+            for each in errors:
+                print(f"verdict: invalid configuration: {each}", file=sys.stderr)
+            if errors:
+                print(f"{args.check}: {len(errors)} error(s)", file=sys.stderr)
+                return EXIT_ERROR
             print(f"{args.check}: valid")
+            return EXIT_OK
+        if args.explain:
+            found = provenance(args.config, env=os.environ)
+            for each in found.errors:
+                print(f"verdict: invalid configuration: {each}", file=sys.stderr)
+            if found.errors:
+                return EXIT_ERROR
+            rows = explained(found)
+            width = max(len(row["key"]) for row in rows)
+            for row in rows:
+                print(f"{row['key']:<{width}}  {json.dumps(row['value'])}  ({row['source']})")
             return EXIT_OK
         print(render(load_config(args.config, env=os.environ)), end="")
         return EXIT_OK
@@ -348,6 +410,18 @@ def _main(argv: Sequence[str] | None = None) -> int:
         return _config(args)
     if args.command == "calibrate":
         return asyncio.run(calibrate.run(args))
+    if args.command == "local-judge":
+        from verdict.cli import local_judge
+
+        return local_judge.run(args)
+    if args.command in ("test", "evaluators"):
+        from verdict.cli import catalogue, suite
+
+        try:
+            return (suite.run if args.command == "test" else catalogue.run)(args)
+        except (OSError, ValueError, ConfigError, VerdictError) as error:
+            print(f"verdict: {error}", file=sys.stderr)
+            return EXIT_ERROR
     try:
         if _is_batch(args):
             return asyncio.run(_job(args))

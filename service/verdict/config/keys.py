@@ -65,6 +65,11 @@ class Config:
         "Address of the HTTP port serving the same RPCs over Connect (JSON or binary, curl-friendly), gRPC-Web and "
         "gRPC, on HTTP/1.1 and HTTP/2 (host:port); empty disables it.",
     )
+    http_cors_allowed_origins: tuple[str, ...] = _key(
+        (),
+        "Browser origins (comma-separated, e.g. https://app.example.com; `*` for any) allowed cross-origin calls to "
+        "the HTTP port (CORS); empty: no cross-origin headers, browsers refuse cross-origin answers.",
+    )
     max_message_bytes: int = _key(
         4 * 1024 * 1024,
         "Largest request accepted, in bytes; a bigger one is RESOURCE_EXHAUSTED before any work is done.",

@@ -155,7 +155,8 @@ class Evaluations:
         if not root:
             raise FailedPrecondition(
                 f"{kind} runs git in a workspace under the server's workspace_root, and none is configured "
-                "(set --workspace-root)",
+                "(set workspace_root: VERDICT_WORKSPACE_ROOT, or --workspace-root on `verdict serve` and "
+                "`verdict evaluate`)",
                 reason="NO_WORKSPACE_ROOT",
                 metadata={"evaluator": kind},
             )

@@ -51,7 +51,14 @@ class _Exchange:
     def __init__(self) -> None:
         self.connection: http.client.HTTPConnection | None = None
 
-    def post(self, url: str, body: bytes, timeout: float, key: ApiKey | None = None) -> HttpResponse:
+    def post(
+        self,
+        url: str,
+        body: bytes,
+        timeout: float,
+        key: ApiKey | None = None,
+        provider_headers: Mapping[str, str] | None = None,
+    ) -> HttpResponse:
         try:
             parts = urlsplit(url)
             connection_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
@@ -60,7 +67,9 @@ class _Exchange:
             raise ChatUnreachable(f"cannot reach {url}: {exc}") from None
         path = parts.path + (f"?{parts.query}" if parts.query else "")
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if key is not None:
+        if provider_headers is not None:  # a provider API's own headers, its key among them (judges/apis.py)
+            headers.update(provider_headers)
+        elif key is not None:
             headers["Authorization"] = key.authorization()
         try:
             self.connection.request("POST", path, body=body, headers=headers)
@@ -84,11 +93,19 @@ class _Exchange:
                 connection.sock.shutdown(socket.SHUT_RDWR)
 
 
-async def _post(url: str, payload: Mapping[str, Any], seconds: float, key: ApiKey | None) -> HttpResponse:
+async def _post(
+    url: str,
+    payload: Mapping[str, Any],
+    seconds: float,
+    key: ApiKey | None,
+    provider_headers: Mapping[str, str] | None = None,
+) -> HttpResponse:
     exchange = _Exchange()
     body = json.dumps(payload).encode()
     try:
-        return await asyncio.wait_for(asyncio.to_thread(exchange.post, url, body, seconds, key), seconds)
+        return await asyncio.wait_for(
+            asyncio.to_thread(exchange.post, url, body, seconds, key, provider_headers), seconds
+        )
     except (TimeoutError, asyncio.CancelledError):
         exchange.abort()
         raise

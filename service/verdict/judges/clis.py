@@ -22,7 +22,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from verdict.judges.anthropic import ANTHROPIC
 from verdict.judges.envelopes import JudgeReply
+from verdict.judges.gemini import GEMINI
 from verdict.judges.hosts import CliHost, Host, HostRegistry, Invocation
 from verdict.judges.readers import read_claude, read_codex, read_gemini, read_kimi, read_omp, read_qwen
 
@@ -209,6 +211,7 @@ HOSTS = HostRegistry(
         ),
     ),
     stubs=frozenset({"opencode", "pi"}),
+    apis=(ANTHROPIC, GEMINI),
 )
 """The CLIs with a blocking JSON mode. `opencode` and `pi` are known names with no such mode; `pi` is also left out
 of the PATH probe, since a host that can only fail must not be picked just because it is installed."""

@@ -219,6 +219,7 @@ class Comparator(RuledJudge):
         """Judge `min_pairs` pairs, each in both orders, and tally them (the ruling, before any promotion)."""
         pairs: list[tuple[Ruling, Ruling]] = []
         host = ""
+        answered = seat.model
         for _ in range(min_pairs):
             if self.service.slots.slots > 1:
                 answers = await _both(
@@ -233,6 +234,8 @@ class Comparator(RuledJudge):
                     await self._judge(prompt, output, baseline, seat, deadline, harness_is_a=False),
                 )
             host = answers[0].host
+            # the model the provider says answered, when it says (an endpoint may serve another than asked for)
+            answered = next((a.reply.model for a in answers if a.reply is not None and a.reply.model), answered)
             failure = _failure(answers)
             if failure is not None:
                 verdict, harness_wins, baseline_wins = tally(pairs)
@@ -244,7 +247,7 @@ class Comparator(RuledJudge):
                         "baseline_wins": baseline_wins,
                         "pairs_judged": len(pairs),
                         "min_pairs": min_pairs,
-                        "llm_model": seat.model,
+                        "llm_model": answered,
                     },
                 )
             first, second = (answer.payload or {} for answer in answers)
@@ -259,7 +262,7 @@ class Comparator(RuledJudge):
             "raw": last.raw(),
             "orders": [{"output_as_a": first.raw(), "output_as_b": second.raw()} for first, second in pairs],
             "judge_host": host,
-            "llm_model": seat.model,
+            "llm_model": answered,
         }
         return EvaluationResult(verdict, details)
 

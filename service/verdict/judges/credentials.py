@@ -42,6 +42,8 @@ __all__ = [
     "KeyFile",
     "KeySource",
     "bind_origin",
+    "credential_hint",
+    "credential_variables",
     "key_source",
     "origin",
 ]
@@ -78,6 +80,10 @@ class ApiKey:
     def authorization(self) -> str:
         """The Authorization header's value."""
         return f"Bearer {self._value}"
+
+    def value(self) -> str:
+        """The key itself, for a provider that takes it in a header of its own (`x-api-key`, `x-goog-api-key`)."""
+        return self._value
 
     def redact(self, text: str) -> str:
         """`text` with every occurrence of the key (also JSON's `\\/`-escaped spelling) replaced by REDACTED."""
@@ -156,6 +162,39 @@ class KeyFile:
 
     def __repr__(self) -> str:
         return f"KeyFile({str(self.path)!r})"
+
+
+_NOT_AUTHENTICATED = re.compile(
+    r"not logged in|/login|log ?in again|auth method|unauthori[sz]ed|unauthenticated|authentication|not authenticated|"
+    r"invalid[ _-]?(?:x-)?api[ _-]?key|api key not valid|api[ _-]?key (?:is )?(?:missing|required|invalid)|"
+    r"missing (?:an )?api key|no api key|permission[ _]denied|\b401\b|\b403\b|credentials?",
+    re.IGNORECASE,
+)
+_SECRET_VARIABLE = re.compile(r".*(?:_API_KEY|_AUTH_TOKEN|_OAUTH_TOKEN)$")
+
+
+def credential_variables(variables: tuple[str, ...]) -> tuple[str, ...]:
+    """Of a host's credential variables, the ones that hold a key or token (not base URLs, regions or switches)."""
+    return tuple(name for name in variables if _SECRET_VARIABLE.fullmatch(name)) or variables
+
+
+def credential_hint(cause: str, variables: tuple[str, ...], *, settings: bool = False) -> str:
+    """What fixes a judge's credential failure, when `cause` reads like one; empty otherwise.
+
+    A CLI's own advice ("Please run /login") cannot help: every judge call runs with a fresh HOME, so a login saved
+    in the server user's HOME is never seen. What works is a key in the server's environment, named here per host;
+    an HTTP host (`settings`) can also be given one by `judge_api_key_file` or `judge_api_key_env`."""
+    if not _NOT_AUTHENTICATED.search(cause):
+        return ""
+    named = " or ".join(credential_variables(variables))
+    where = f"set {named} in the server's environment" if named else ""
+    if settings:
+        where = (
+            f"{where}, or judge_api_key_file / judge_api_key_env"
+            if where
+            else "set judge_api_key_file or judge_api_key_env"
+        )
+    return f" (to authenticate this judge, {where}: each judge call runs with a fresh HOME, so a saved login is unseen)"
 
 
 def origin(url: str) -> tuple[str, str, int]:

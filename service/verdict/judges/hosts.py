@@ -23,6 +23,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from verdict.errors import ConfigError
+from verdict.judges.apis import ApiHost
 from verdict.judges.credentials import KeySource
 from verdict.judges.envelopes import JudgeReply
 
@@ -153,7 +154,8 @@ class HttpHost:
         return f"{base}/v1/chat/completions"
 
 
-Host = CliHost | HttpHost
+Host = CliHost | HttpHost | ApiHost
+"""A CLI, an OpenAI-compatible endpoint, or a provider's own API (judges/apis.py)."""
 
 
 def model_for(host: Host, model: str) -> str:
@@ -190,6 +192,8 @@ class HostRegistry:
 
     hosts: tuple[CliHost, ...]
     stubs: frozenset[str] = frozenset()
+    apis: tuple[ApiHost, ...] = ()
+    """Providers' own APIs, named like CLIs (`anthropic`); never picked by the PATH probe."""
 
     def __iter__(self) -> Iterator[CliHost]:
         return iter(self.hosts)
@@ -219,6 +223,11 @@ class HostRegistry:
             repeated = sorted({value for value in values if values.count(value) > 1})
             if repeated:
                 found.append(f"more than one host has the {what} {', '.join(repeated)}")
+        api_names = [api.name for api in self.apis]
+        clashes = sorted({*self.stubs, *self.by_name} & set(api_names))
+        if clashes or len(set(api_names)) < len(api_names):
+            found.append(f"API host names that are also other hosts or repeated: {clashes or api_names}")
+        found += [f"{api.name!r}: no key variables" for api in self.apis if not api.key_variables]
         clashes = sorted(self.stubs & self.by_name.keys())
         if clashes:
             found.append(f"stub names that are also hosts: {clashes}")
@@ -233,11 +242,14 @@ class HostRegistry:
         hosts = self.by_name
         if name in hosts:
             return hosts[name]
-        known = ", ".join(hosts)
+        apis = {api.name: api for api in self.apis}
+        if name in apis:
+            return apis[name]
+        known = ", ".join([*hosts, *apis])
         if name in self.stubs:
             raise ConfigError(source, f"host {name!r} has no blocking JSON mode; use one of {known}")
         by_binary = {host.binary: host.name for host in self.hosts}
-        close = [by_binary[name]] if name in by_binary else difflib.get_close_matches(name, list(hosts), n=1)
+        close = [by_binary[name]] if name in by_binary else difflib.get_close_matches(name, [*hosts, *apis], n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise ConfigError(source, f"unknown judge host {name!r}{hint}; use one of {known} or an http(s) URL")
 

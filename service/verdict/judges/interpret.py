@@ -24,6 +24,7 @@ from typing import Any
 
 from verdict.judges import chat
 from verdict.judges.clipping import clip
+from verdict.judges.credentials import credential_hint
 from verdict.judges.envelopes import EnvelopeError, JudgeReply, OversizedNumber, loads, read_chat_completion
 from verdict.judges.hosts import CliHost, HttpHost
 from verdict.judges.model import JudgeAnswer, JudgeOutcome, PayloadReader, failure
@@ -116,7 +117,10 @@ def _interpret_completion(host: CliHost, completed: Completed, read_payload: Pay
             flags["signal"] = completed.signal_name
         if envelope is not None and envelope.retries_exhausted:
             flags["retries_exhausted"] = True
-        answer = failure(name, binary, JudgeOutcome.API_ERROR, f"{binary} CLI error: {cause}", **flags)
+        hint = credential_hint(cause, host.credentials)
+        if hint:
+            flags["credentials"] = True
+        answer = failure(name, binary, JudgeOutcome.API_ERROR, f"{binary} CLI error: {cause}{hint}", **flags)
         return dataclasses.replace(answer, raw_output=stdout[:RAW_OUTPUT_CHARS], reply=envelope)
     if not stdout.strip():
         error = f"{binary} CLI returned empty output"
@@ -155,13 +159,15 @@ def _interpret_http(host: HttpHost, response: chat.HttpResponse, read_payload: P
         with contextlib.suppress(json.JSONDecodeError, AttributeError, TypeError):
             error = loads(response.body).get("error")
             cause = str(error.get("message") if isinstance(error, Mapping) else error or cause)[:200]
+        hint = credential_hint(f"{response.status} {cause}", (), settings=True)
         return failure(
             name,
             url,
             JudgeOutcome.API_ERROR,
-            f"{url} answered HTTP {response.status}: {cause}",
+            f"{url} answered HTTP {response.status}: {cause}{hint}",
             api_error=True,
             http_status=response.status,
+            **({"credentials": True} if hint else {}),
         )
     if not response.body.strip():
         return failure(name, url, JudgeOutcome.EMPTY, f"{url} returned an empty body", empty_output=True)

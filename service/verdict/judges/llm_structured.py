@@ -317,7 +317,8 @@ class LlmStructured(RuledJudge):
 def _trace(answer: JudgeAnswer, model: str, prompt: str) -> dict[str, Any]:
     return {
         "judge_host": answer.host,
-        "llm_model": model,
+        # the model the provider says answered (an endpoint may serve another than the one asked for)
+        "llm_model": (answer.reply.model if answer.reply is not None else "") or model,
         "llm_latency_ms": answer.latency_ms,
         "llm_prompt": prompt[:500],
         "llm_raw_output": answer.raw_output[:500],

@@ -24,6 +24,8 @@ from pathlib import Path
 from verdict.config.keys import JUDGE_TIMEOUT_CEILING_SECONDS, Config
 from verdict.errors import DeadlineTooShort, FailedPrecondition, InvalidConfig, VerdictError, resource_exhausted
 from verdict.judges import chat
+from verdict.judges.api_judge import ask_api, provider_key
+from verdict.judges.apis import ApiHost
 from verdict.judges.clis import HOSTS
 from verdict.judges.credentials import KeySource, bind_origin, key_source, origin
 from verdict.judges.hosts import MAX_ARGUMENT_BYTES, CliHost, Host, HostRegistry, HttpHost, model_for
@@ -86,12 +88,18 @@ class JudgeService:
         source = key_source(self.config.judge_api_key_file, self.config.judge_api_key_env, self.env)
         if source is None:
             return None, None
-        return source, bind_origin(source, self._host.base_url if isinstance(self._host, HttpHost) else None)
+        judge_url = self._host.base_url if isinstance(self._host, HttpHost | ApiHost) else None
+        return source, bind_origin(source, judge_url)
 
     def _with_credentials(self, host: Host) -> Host:
         """`host` carrying the API key when it is the origin the key was configured for; any other host unchanged."""
         if isinstance(host, HttpHost) and self._credentials is not None and origin(host.base_url) == self._key_origin:
             return dataclasses.replace(host, credentials=self._credentials)
+        if isinstance(host, ApiHost):  # the configured key for its origin, else the provider's own variable
+            if self._credentials is not None and origin(host.base_url) == self._key_origin:
+                return dataclasses.replace(host, credentials=self._credentials)
+            with contextlib.suppress(chat.CredentialError):  # an unusable key: the call fails naming the variables
+                return dataclasses.replace(host, credentials=provider_key(host, self.env))
         return host
 
     @property
@@ -125,6 +133,15 @@ class JudgeService:
                 try:
                     if isinstance(host, HttpHost):
                         answer = await self._ask_http(host, request, budget)
+                    elif isinstance(host, ApiHost):
+                        answer = await ask_api(
+                            host,
+                            system=request.system,
+                            prompt=self._prompt(host, request),
+                            model=self._model(host, request),
+                            seconds=budget,
+                            read_payload=request.read_payload,
+                        )
                     else:
                         answer = await self._ask_cli(host, request, budget)
                 except asyncio.CancelledError:

@@ -284,7 +284,9 @@ async def build_server(
     )
     chains = _chains(config, metrics, access, admission)
     health = _services(config, metrics, chains, server, health_server, handlers or method_handlers(servicer))
-    http = await _http_port(config, metrics, servicer, access, admission, components, decisions)
+    http = await _http_port(
+        config, metrics, servicer, access, admission, components, decisions, health=health, reuse_port=reuse_port
+    )
     metrics.initialize_judge_types(spec.type for spec in components.evaluations.catalogue() if spec.uses_judge)
     app = App(
         config,
@@ -380,23 +382,32 @@ async def _http_port(
     admission: Admission,
     components: Components,
     decisions: DecisionLog | None,
+    *,
+    health: Health | None = None,
+    reuse_port: bool = False,
 ) -> ConnectServer | None:
     """The Connect/gRPC-Web HTTP port on `http_address` (None when empty), sharing the servicer, access control and
     admission of the gRPC port. When it cannot be built, the components and the decision log are closed first."""
     if not config.http_address:
         return None
     from verdict.server.connect import ConnectServer, connect_application
+    from verdict.server.http_door import HttpDoor
 
     try:
         return ConnectServer(
-            connect_application(
-                servicer,
-                metrics,
-                config,
-                access=access,
-                admission=admission if config.admission_control else None,
+            HttpDoor(
+                connect_application(
+                    servicer,
+                    metrics,
+                    config,
+                    access=access,
+                    admission=admission if config.admission_control else None,
+                ),
+                health=health,
+                allowed_origins=config.http_cors_allowed_origins,
             ),
             config.http_address,
+            reuse_port=reuse_port,
             grace_seconds=config.grace_period_seconds,
             certfile=config.tls_cert_file,
             keyfile=config.tls_key_file,

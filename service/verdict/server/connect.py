@@ -337,9 +337,13 @@ class ConnectServer:
         grace_seconds: float,
         certfile: str = "",
         keyfile: str = "",
+        reuse_port: bool = False,
     ) -> None:
         self._config = HypercornConfig()
         self._config.bind = [address]
+        # Hypercorn sets SO_REUSEPORT on the sockets it binds exactly when it runs several worker processes (its only
+        # other use of `workers` is on Windows). Verdict's supervisor runs the workers, each binding this same port.
+        self._config.workers = 2 if reuse_port else 1
         if certfile:
             # TLS with the server's certificate, read at startup (the gRPC and /metrics ports follow file changes;
             # this port needs a restart to pick up a rotated certificate).

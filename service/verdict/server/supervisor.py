@@ -1,8 +1,8 @@
 """Every core: worker processes that share the gRPC port, under one supervisor.
 
 One Python process runs Python code on one core at a time, so `workers: N` runs N copies of the single-process server
-(`verdict.server.lifecycle.serve`), each binding the same gRPC (and health) port with SO_REUSEPORT: the kernel spreads
-incoming connections across them. The supervisor process serves no gRPC itself. It
+(`verdict.server.lifecycle.serve`), each binding the same gRPC (and health, and Connect HTTP) port with SO_REUSEPORT:
+the kernel spreads incoming connections across them. The supervisor process serves no gRPC itself. It
 
 - reserves the ports first (a port 0 in the configuration becomes one concrete port all workers share, and an address
   in use fails before any worker starts);
@@ -62,15 +62,8 @@ KILL_MARGIN_SECONDS = 5.0
 
 
 def resolve_workers(config: Config) -> int:
-    """The number of worker processes `config` asks for (0: the CPU quota's cores). The Connect HTTP port
-    (`http_address`) is served by one process only, so with it the default is 1 and an explicit `workers` above 1
-    is a ConfigError naming `workers`."""
-    if config.http_address:
-        if config.workers > 1:
-            raise ConfigError(
-                "workers", "http_address (the Connect HTTP port) is served by one process: set workers: 1"
-            )
-        return 1
+    """The number of worker processes `config` asks for (0: the CPU quota's cores). Every port a worker serves (gRPC,
+    health, the Connect HTTP port) is shared by all of them, so the HTTP port never limits the count."""
     return config.workers or cpu_quota_cores()
 
 
@@ -131,8 +124,17 @@ class Supervisor:
         if health_address:
             health_socket, health_address = _reserve("health_address", health_address)
             self._reservations.append(health_socket)
+        http_address = self.config.http_address
+        if http_address:
+            http_socket, http_address = _reserve("http_address", http_address)
+            self._reservations.append(http_socket)
         return dataclasses.replace(
-            self.config, grpc_address=grpc_address, health_address=health_address, metrics_address="", workers=1
+            self.config,
+            grpc_address=grpc_address,
+            health_address=health_address,
+            http_address=http_address,
+            metrics_address="",
+            workers=1,
         )
 
     async def _spawn(self, slot: _Slot) -> int:
@@ -259,7 +261,7 @@ class Supervisor:
                     grpc_port=ports[0],
                     metrics_port=http.port if http else None,
                     health_port=_port(worker_config.health_address),
-                    http_port=None,
+                    http_port=_port(worker_config.http_address),
                     tls=self.config.tls,
                     auth=self.config.auth,
                     workers=self.workers,

@@ -217,7 +217,7 @@ def check_tree(language: str, code: str) -> CodeCheck:
     first = min(failure.first_error_line for failure in failures)
     return CodeCheck(
         Verdict.UNVERIFIABLE,
-        f"the {language} grammar cannot read line {first}, but nothing looks cut or unbalanced: "
+        f"the {language} grammar cannot read this line, but nothing looks cut or unbalanced: "
         "possibly syntax the grammar does not know",
         first,
     )

@@ -31,7 +31,8 @@ def inside(root: str, path: str, field: str) -> str:
     """
     if not root:
         raise FailedPrecondition(
-            "no workspace_root is configured, so the server reads no files (set --workspace-root)",
+            "no workspace_root is configured, so the server reads no files (set workspace_root: "
+            "VERDICT_WORKSPACE_ROOT, or --workspace-root on `verdict serve` and `verdict evaluate`)",
             reason="NO_WORKSPACE_ROOT",
         )
     if "\0" in path:
