@@ -245,7 +245,7 @@ async def test_an_unresolved_variable_sets_invalid_variable_error(evaluations: E
 async def test_output_tools_render_the_tool_calls(evaluations: Evaluations) -> None:
     grader = _string_check("like", '"name":"get_weather"')
     grader["input"] = "{{sample.output_tools}}"
-    calls = (ToolCall("get_weather", '{"city":"Paris"}', "call_1"),)
+    calls = (ToolCall(name="get_weather", arguments='{"city":"Paris"}', id="call_1"),)
     assert (await _grade(evaluations, grader, "", {}, tool_calls=calls)).verdict == "yes"
 
 

@@ -152,21 +152,21 @@ CASES: list[tuple[dict[str, Any], str, bool]] = [
 ]
 TRAJECTORY = ResponseFacts(
     tool_calls=(
-        ToolCall("search_orders", '{"order_id": "123", "include": "items"}'),
-        ToolCall("lookup_customer", '{"id": 7}'),
-        ToolCall("compose_reply", '{"tone": "friendly"}'),
+        ToolCall(name="search_orders", arguments='{"order_id": "123", "include": "items"}', id=""),
+        ToolCall(name="lookup_customer", arguments='{"id": 7}', id=""),
+        ToolCall(name="compose_reply", arguments='{"tone": "friendly"}', id=""),
     )
 )
 FACTS = ResponseFacts(
-    tool_calls=(ToolCall("get_weather", '{"city": "Paris"}', "call_1"),),
+    tool_calls=(ToolCall(name="get_weather", arguments='{"city": "Paris"}', id="call_1"),),
     finish_reason="stop",
     latency_ms=250.0,
     cost=0.002,
     logprobs=(-0.1, -0.2, -0.3),
     tools=(
         ToolDefinition(
-            "get_weather",
-            json.dumps({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
+            name="get_weather",
+            parameters=json.dumps({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
         ),
     ),
 )
@@ -359,9 +359,11 @@ def test_an_endless_regex_is_error() -> None:
 
 
 def test_tools_call_validation_against_the_schema() -> None:
-    bad = ResponseFacts(tool_calls=(ToolCall("get_weather", '{"town": "Paris"}'),), tools=FACTS.tools)
+    bad = ResponseFacts(
+        tool_calls=(ToolCall(name="get_weather", arguments='{"town": "Paris"}', id=""),), tools=FACTS.tools
+    )
     assert _one({"type": "is-valid-openai-tools-call"}, "", bad)["pass"] is False
-    unknown = ResponseFacts(tool_calls=(ToolCall("launch", "{}"),), tools=FACTS.tools)
+    unknown = ResponseFacts(tool_calls=(ToolCall(name="launch", arguments="{}", id=""),), tools=FACTS.tools)
     assert _one({"type": "is-valid-openai-tools-call"}, "", unknown)["pass"] is False
 
 

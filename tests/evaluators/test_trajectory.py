@@ -11,9 +11,9 @@ import pytest
 from verdict.errors import InvalidArgument, InvalidConfig
 from verdict.evaluators import EvaluationInput, Evaluations, ResponseFacts, ToolCall, validate
 
-WEATHER_SF = ToolCall("get_weather", json.dumps({"city": "San Francisco"}))
-FUN_SF = ToolCall("get_fun_activities", json.dumps({"city": "San Francisco"}))
-ACCU_SF = ToolCall("accuweather_forecast", json.dumps({"city": "San Francisco"}))
+WEATHER_SF = ToolCall(name="get_weather", arguments=json.dumps({"city": "San Francisco"}), id="")
+FUN_SF = ToolCall(name="get_fun_activities", arguments=json.dumps({"city": "San Francisco"}), id="")
+ACCU_SF = ToolCall(name="accuweather_forecast", arguments=json.dumps({"city": "San Francisco"}), id="")
 
 
 def _expected(*calls: ToolCall) -> list[dict[str, Any]]:
@@ -93,7 +93,7 @@ async def test_adk_in_order_allows_calls_between(evaluations: Evaluations) -> No
 
 # --- every match mode x every argument mode ----------------------------------------------------------------------
 
-SPACED = ToolCall("search", '{ "query" : "cats",\n  "limit": 1.0 }')
+SPACED = ToolCall(name="search", arguments='{ "query" : "cats",\n  "limit": 1.0 }', id="")
 TIGHT = {"name": "search", "arguments": '{"limit":1,"query":"cats"}'}
 """The same call written differently: whitespace, key order, and 1 against 1.0."""
 
@@ -112,20 +112,24 @@ async def test_each_match_mode_with_each_argument_mode(
 
 @pytest.mark.parametrize("arguments", ["exact", "canonical"])
 async def test_whitespace_alone_never_fails(evaluations: Evaluations, arguments: str) -> None:
-    call = ToolCall("f", '{"a": [1, {"b": "c"}]}')
+    call = ToolCall(name="f", arguments='{"a": [1, {"b": "c"}]}', id="")
     expected = [{"name": "f", "arguments": '{"a":[1,{"b":"c"}]}'}]
     assert (await _run(evaluations, [call], expected, arguments=arguments)).verdict == "yes"
 
 
 async def test_subset_arguments_allow_extra_arguments_and_nested_subsets(evaluations: Evaluations) -> None:
-    call = ToolCall("book", json.dumps({"where": {"city": "Paris", "zip": "75001"}, "when": "today", "n": 2}))
+    call = ToolCall(
+        name="book", arguments=json.dumps({"where": {"city": "Paris", "zip": "75001"}, "when": "today", "n": 2}), id=""
+    )
     expected = [{"name": "book", "arguments": {"where": {"city": "Paris"}, "n": 2}}]
     assert (await _run(evaluations, [call], expected, arguments="subset")).verdict == "yes"
     assert (await _run(evaluations, [call], expected, arguments="canonical")).verdict == "no"
 
 
 async def test_per_argument_overrides(evaluations: Evaluations) -> None:
-    call = ToolCall("log", json.dumps({"message": "hi", "timestamp": "2026-12-02T01:00:00Z", "level": 1}))
+    call = ToolCall(
+        name="log", arguments=json.dumps({"message": "hi", "timestamp": "2026-12-02T01:00:00Z", "level": 1}), id=""
+    )
     expected = [
         {
             "name": "log",
@@ -146,7 +150,7 @@ async def test_an_expected_call_without_arguments_compares_the_name_only(evaluat
 
 async def test_duplicate_calls_are_matched_one_to_one(evaluations: Evaluations) -> None:
     """A greedy first fit would pair the general expectation with the only call the specific one accepts."""
-    calls = [ToolCall("f", '{"a": 1, "b": 2}'), ToolCall("f", '{"a": 1}')]
+    calls = [ToolCall(name="f", arguments='{"a": 1, "b": 2}', id=""), ToolCall(name="f", arguments='{"a": 1}', id="")]
     expected = [{"name": "f", "arguments": {"a": 1}}, {"name": "f", "arguments": {"a": 1, "b": 2}}]
     result = await _run(evaluations, calls, expected, match="any_order", arguments="subset")
     assert result.verdict == "yes"
@@ -163,10 +167,17 @@ async def test_partial_credit_with_a_threshold(evaluations: Evaluations) -> None
 
 
 async def test_malformed_arguments_are_error_naming_the_call(evaluations: Evaluations) -> None:
-    result = await _run(evaluations, [ToolCall("get_weather", '{"city": ')], _expected(WEATHER_SF))
+    result = await _run(
+        evaluations, [ToolCall(name="get_weather", arguments='{"city": ', id="")], _expected(WEATHER_SF)
+    )
     assert result.verdict == "error"
     assert result.details["malformed"][0]["position"] == 0
-    ignored = await _run(evaluations, [ToolCall("get_weather", '{"city": ')], _expected(WEATHER_SF), arguments="ignore")
+    ignored = await _run(
+        evaluations,
+        [ToolCall(name="get_weather", arguments='{"city": ', id="")],
+        _expected(WEATHER_SF),
+        arguments="ignore",
+    )
     assert ignored.verdict == "yes"
 
 
@@ -193,11 +204,13 @@ async def test_a_token_of_another_trajectory_is_refused(evaluations: Evaluations
 async def test_a_trajectory_too_long_for_a_token_gets_its_verdict_and_a_token_that_refuses_more(
     evaluations: Evaluations,
 ) -> None:
-    calls = [ToolCall("f", json.dumps({"text": "x" * 2000}))] * 3
+    calls = [ToolCall(name="f", arguments=json.dumps({"text": "x" * 2000}), id="")] * 3
     result = await _run(evaluations, calls, [{"name": "f"}], match="superset")
     assert result.verdict == "yes"
     assert "state token" in result.details["state_overflow"]
-    following = await _run(evaluations, [ToolCall("f", "{}")], [{"name": "f"}], state=result.state, match="superset")
+    following = await _run(
+        evaluations, [ToolCall(name="f", arguments="{}", id="")], [{"name": "f"}], state=result.state, match="superset"
+    )
     assert following.verdict == "error"
     assert "did not fit in a state token" in following.details["error"]
 
@@ -231,10 +244,10 @@ def test_defaults() -> None:
 
 
 async def test_large_arguments_are_compared_off_the_loop_and_bounded(evaluations: Evaluations) -> None:
-    big = ToolCall("f", json.dumps({"text": "x" * 100_000}))
+    big = ToolCall(name="f", arguments=json.dumps({"text": "x" * 100_000}), id="")
     assert (await _run(evaluations, [big], [{"name": "f", "arguments": {"text": "x" * 100_000}}])).verdict == "yes"
     expected = [{"name": "f", "arguments": {"n": index}} for index in range(64)]
-    calls = [ToolCall("f", json.dumps({"text": "y" * 600_000}))]
+    calls = [ToolCall(name="f", arguments=json.dumps({"text": "y" * 600_000}), id="")]
     result = await _run(evaluations, calls, expected, match="superset")
     assert result.verdict == "error"
     assert "too much work" in result.details["error"]

@@ -31,15 +31,28 @@ def evaluator_config(config: EvaluatorConfigLike) -> verdict_pb2.EvaluatorConfig
     raise TypeError(f"config must be an EvaluatorConfig, a mapping or YAML text, not {type(config).__name__}")
 
 
+_MODEL_GRADERS = ('"score_model"', '"label_model"')
+"""An OpenAI grader asks a judge when it holds one of these types (a multi grader may hold them anywhere)."""
+
+
 def uses_judge(config: verdict_pb2.EvaluatorConfig) -> bool:
-    """Whether the evaluation may wait for a judge. Raw YAML is not parsed here, so it counts as judge-backed."""
+    """Whether the evaluation may wait for a judge. Raw YAML is not parsed here, so it counts as judge-backed; an
+    OpenAI grader does when its text names a model grader type, a promptfoo list when it names llm-rubric."""
     kind = config.WhichOneof("kind")
     if kind == "yaml":
         try:
             block = json.loads(config.yaml)
         except ValueError:
             return True
+        if isinstance(block, dict) and block.get("type") == "openai_grader":
+            return any(name in json.dumps(block) for name in _MODEL_GRADERS)
+        if isinstance(block, dict) and block.get("type") == "promptfoo":
+            return "llm-rubric" in json.dumps(block)
         return not isinstance(block, dict) or block.get("type") in JUDGE_TYPES
+    if kind == "openai_grader":
+        return any(name in config.openai_grader.replace(" ", "") for name in _MODEL_GRADERS)
+    if kind == "promptfoo":
+        return "llm-rubric" in config.promptfoo
     return kind in JUDGE_TYPES
 
 
@@ -130,13 +143,37 @@ def evaluate_request(
     context: Mapping[str, Any] | None,
     state: bytes,
     workspace: str,
+    tool_calls: Sequence[ToolCallLike] = (),
+    finish_reason: str = "",
+    latency_ms: float | None = None,
+    cost: float | None = None,
+    logprobs: Sequence[float] = (),
+    tools: Sequence[ToolLike] = (),
 ) -> verdict_pb2.EvaluateRequest:
+    """The request; the provider facts (tool calls, finish reason, latency, cost, logprobs, tools) are what the
+    trajectory, promptfoo and openai_grader evaluators read."""
     request = verdict_pb2.EvaluateRequest(
-        config=config, output=output, exit_code=exit_code, state=state, workspace=workspace
+        config=config,
+        output=output,
+        exit_code=exit_code,
+        state=state,
+        workspace=workspace,
+        tool_calls=[tool_call(call) for call in tool_calls],
+        finish_reason=finish_reason,
+        logprobs=list(logprobs),
+        tools=[tool_definition(tool) for tool in tools],
     )
+    if latency_ms is not None:
+        request.latency_ms = latency_ms
+    if cost is not None:
+        request.cost = cost
     if context:
         request.context.update(dict(context))
     return request
+
+
+FACTS = ("tool_calls", "finish_reason", "latency_ms", "cost", "logprobs", "tools")
+"""evaluate()'s provider-fact arguments, accepted in a batch item too."""
 
 
 VerifyItem: TypeAlias = verdict_pb2.VerifyResponseRequest | Mapping[str, Any] | str
@@ -145,7 +182,7 @@ VerifyItem: TypeAlias = verdict_pb2.VerifyResponseRequest | Mapping[str, Any] | 
 
 EvaluateItem: TypeAlias = verdict_pb2.EvaluateRequest | Mapping[str, Any]
 """One evaluation of a batch: a mapping of `evaluate`'s arguments (`config`, `output`, `exit_code`, `context`,
-`state`, `workspace`), or the request message itself."""
+`state`, `workspace` and the provider facts), or the request message itself."""
 
 DEFAULT_BATCH_SIZE = 100
 """Items per batch call in `verify_many` / `evaluate_many`: large enough that the per-call cost vanishes, small
@@ -169,7 +206,7 @@ def evaluate_item(item: EvaluateItem) -> verdict_pb2.EvaluateRequest:
         return item
     if isinstance(item, Mapping):
         fields = dict(item)
-        unknown = set(fields) - {"config", "output", "exit_code", "context", "state", "workspace"}
+        unknown = set(fields) - {"config", "output", "exit_code", "context", "state", "workspace", *FACTS}
         if "config" not in fields or unknown:
             raise TypeError(f"an evaluate item needs `config` and takes evaluate()'s arguments; got {sorted(fields)}")
         return evaluate_request(
@@ -179,6 +216,7 @@ def evaluate_item(item: EvaluateItem) -> verdict_pb2.EvaluateRequest:
             context=fields.get("context"),
             state=fields.get("state", b""),
             workspace=fields.get("workspace", ""),
+            **{name: fields[name] for name in FACTS if name in fields},
         )
     raise TypeError(f"a batch item must be a mapping or an EvaluateRequest, not {type(item).__name__}")
 

@@ -109,17 +109,36 @@ class VerdictClient:
         context: Mapping[str, Any] | None = None,
         state: bytes = b"",
         workspace: str = "",
+        tool_calls: Sequence[ToolCallLike] = (),
+        finish_reason: str = "",
+        latency_ms: float | None = None,
+        cost: float | None = None,
+        logprobs: Sequence[float] = (),
+        tools: Sequence[ToolLike] = (),
         timeout: float | None = None,
         metadata: Metadata | None = None,
     ) -> Evaluation:
         """Run one evaluator over one loop step's output (Evaluate); send `Evaluation.state` back next time.
 
         `context` maps interpolation namespaces to their values, as ${...} references read them:
-        `{"context": {"action": "ls"}, "captured": {...}, "prev": {...}}`.
+        `{"context": {"action": "ls"}, "captured": {...}, "prev": {...}}`; an OpenAI grader's `{{item.…}}` reads
+        `context["item"]`. `tool_calls`, `finish_reason`, `latency_ms`, `cost`, `logprobs` and `tools` are the
+        provider's facts the trajectory, promptfoo and openai_grader evaluators read (see ToolCallLike, ToolLike).
         """
         evaluator = _calls.evaluator_config(config)
         request = _calls.evaluate_request(
-            evaluator, output, exit_code=exit_code, context=context, state=state, workspace=workspace
+            evaluator,
+            output,
+            exit_code=exit_code,
+            context=context,
+            state=state,
+            workspace=workspace,
+            tool_calls=tool_calls,
+            finish_reason=finish_reason,
+            latency_ms=latency_ms,
+            cost=cost,
+            logprobs=logprobs,
+            tools=tools,
         )
         seconds = _calls.deadline(self.config, timeout, judged=_calls.uses_judge(evaluator))
         return Evaluation.from_proto(self._call(self._stub.Evaluate, request, seconds, metadata))

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from verdict.evaluators.interpolation import Namespaces
+from verdict.verify.model import ToolCall, ToolDefinition
 
 __all__ = [
     "EvaluationInput",
@@ -20,26 +21,6 @@ __all__ = [
     "ToolCall",
     "ToolDefinition",
 ]
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    """One tool call the agent made: the provider's id, the function name and the arguments as the provider sent them
-    (JSON text, parsed only by the evaluator that compares them, so a malformed one is that evaluator's finding)."""
-
-    name: str
-    arguments: str = ""
-    id: str = ""
-
-
-@dataclass(frozen=True)
-class ToolDefinition:
-    """One tool declared to the model: its name and the JSON Schema text of its arguments ("" is any object)."""
-
-    name: str
-    parameters: str = ""
-    description: str = ""
-    strict: bool = False
 
 
 @dataclass(frozen=True)

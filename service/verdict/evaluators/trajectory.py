@@ -158,7 +158,7 @@ def verdict(step: Step) -> Judgement:
         payload = {"calls": [], "overflow": True}
     outcome = compare(
         settings["expected"],
-        [ToolCall(name, arguments) for name, arguments in calls],
+        [ToolCall(name=name, arguments=arguments, id="") for name, arguments in calls],
         match=settings["match"],
         arguments=settings["arguments"],
     )

@@ -19,8 +19,8 @@ outcome, answer), `interpret` (a finished call → an answer, pure), `clipping` 
 repeated question gets the stored ruling), `panels` (who is asked: members, quorum, tie policy, samples), `votes`
 (how votes become a verdict, pure), `agreement` (pairwise agreement gauges), `ruled` (what the judge evaluators
 share: asking every seat of a panel through the cache), then one module per evaluator and `second_opinion`;
-`calibration` (known-answer cases, the statistics in `kappa`) and `calibration_schedule` measure the judges; `graders` is the model grader of the openai_grader and promptfoo
-evaluators (score_model, label_model, llm-rubric).
+`calibration` (known-answer cases, the statistics in `kappa`) and `calibration_schedule` measure the judges;
+`graders` is the model grader of the openai_grader and promptfoo evaluators (score_model, label_model, llm-rubric).
 """
 
 from __future__ import annotations

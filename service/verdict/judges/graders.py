@@ -24,7 +24,7 @@ from verdict.judges.envelopes import JudgeReply
 from verdict.judges.hosts import HttpHost
 from verdict.judges.model import JudgeRequest
 from verdict.judges.payload import verdict_payload
-from verdict.judges.ruled import RuledJudge
+from verdict.judges.ruled import RuledJudge, Seat
 from verdict.security import current_caller, require_judges
 
 __all__ = ["ModelGraders"]
@@ -59,26 +59,32 @@ class ModelGraders(RuledJudge):
         def read(reply: JudgeReply) -> dict[str, Any]:
             return verdict_payload(reply, key=key)
 
-        async def judge() -> EvaluationResult:
+        async def judge(seat: Seat) -> EvaluationResult:
             answer = await self.service.ask(
                 JudgeRequest(
-                    prompt=prompt, model=chosen, schema=schema, system=system, deadline=deadline, read_payload=read
+                    prompt=prompt,
+                    model=seat.model,
+                    schema=schema,
+                    system=system,
+                    deadline=deadline,
+                    read_payload=read,
+                    host=seat.host,
                 )
             )
             if not answer.ok or answer.payload is None:
                 return EvaluationResult("error", answer.failure_details())
             return EvaluationResult(_ANSWERED, {"answer": answer.payload, "judge_host": answer.host})
 
-        def material() -> dict[str, Any]:
+        def material(seat: Seat) -> dict[str, Any]:
             return {
                 "grader": evaluator,
                 "messages": [list(m) for m in messages],
                 "schema": dict(schema),
-                "model": chosen,
+                "model": seat.model,
             }
 
         try:
-            result = await self._ruled({}, deadline, judge, material)
+            result = await self._ruled({}, deadline, judge, material, model=chosen)
         except FailedPrecondition as refused:
             raise GraderMalfunction(refused.message, {"reason": refused.reason}) from None
         if result.verdict != _ANSWERED or not isinstance(result.details.get("answer"), Mapping):

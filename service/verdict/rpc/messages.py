@@ -19,8 +19,6 @@ from verdict.evaluators import (
     EvaluationResult,
     EvaluatorSpec,
     ResponseFacts,
-    ToolCall,
-    ToolDefinition,
     jsonable,
     load_evaluate_block,
     whole_numbers,
@@ -188,13 +186,14 @@ def evaluation_input(
 def response_facts(request: verdict_pb2.EvaluateRequest) -> ResponseFacts:
     """The provider facts of an Evaluate request (tool calls, finish reason, latency, cost, logprobs, tools)."""
     return ResponseFacts(
-        tool_calls=tuple(ToolCall(call.name, call.arguments, call.id) for call in request.tool_calls),
+        tool_calls=tuple(ToolCall(call.id, call.name, call.arguments) for call in request.tool_calls),
         finish_reason=request.finish_reason,
         latency_ms=request.latency_ms if request.HasField("latency_ms") else None,
         cost=request.cost if request.HasField("cost") else None,
         logprobs=tuple(request.logprobs),
         tools=tuple(
-            ToolDefinition(tool.name, tool.parameters, tool.description, tool.strict) for tool in request.tools
+            ToolDefinition(tool.name, tool.description, tool.parameters, tool.strict, f"tools[{index}].parameters")
+            for index, tool in enumerate(request.tools)
         ),
     )
 

@@ -20,11 +20,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import jsonschema  # type: ignore[import-untyped]
+import jsonschema
 import regex
 
+from verdict import patterns
 from verdict.errors import InvalidConfig
-from verdict.evaluators import patterns
 from verdict.evaluators.json_compare import NotJson, canonical_equal, parse_json_text, strict_equal
 from verdict.evaluators.model import ResponseFacts
 from verdict.evaluators.promptfoo import text_metrics
@@ -303,7 +303,7 @@ def _schema_validator(value: Any, path: str, regex_timeout: float) -> Any:
         raise InvalidConfig(f"the JSON Schema is over {MAX_SCHEMA_CHARS} characters", field=f"{path}.value")
     base = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
-        base.check_schema(schema)
+        base.check_schema(schema)  # type: ignore[arg-type]
     except jsonschema.SchemaError as exc:
         raise InvalidConfig(f"the JSON Schema is invalid: {exc.message}", field=f"{path}.value") from None
 
@@ -311,7 +311,7 @@ def _schema_validator(value: Any, path: str, regex_timeout: float) -> Any:
         if isinstance(instance, str) and not search(pattern, instance, regex_timeout, path):
             yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
 
-    checked = jsonschema.validators.extend(base, {"pattern": bounded_pattern})
+    checked = jsonschema.validators.extend(base, {"pattern": bounded_pattern})  # type: ignore[no-untyped-call]
     return checked(schema)
 
 
