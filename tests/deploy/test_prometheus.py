@@ -307,10 +307,28 @@ def _assert_returns_data(stack: Stack, where: str, expr: str) -> None:
     assert stack.query(expr), f"{where}: no data after the calls:\n{expr}"
 
 
+NEEDS_EVENTS = {
+    "Panel agreement by pair": "a judge panel has answered (this stack asks one judge)",
+    "Agreement with the panel": "a judge panel has answered (this stack asks one judge)",
+    "Calibration kappa by judge": "a calibration run (tests/judges/test_calibration*.py covers the gauges)",
+    "Calibration accuracy and comparator position bias": "a calibration run",
+    "Judge malfunction rate by reason": "a judge that malfunctioned (this stack's judge answers)",
+}
+"""Dashboard panels whose series exist only after an event the stack does not cause, and why; their queries must
+still be accepted and run."""
+
+
 @pytest.mark.parametrize(("title", "expr"), dashboard_targets(), ids=lambda value: str(value)[:50])
 def test_every_dashboard_query_returns_data(stack: Stack, title: str, expr: str) -> None:
     assert "$" not in _substitute(expr), "a dashboard variable this test does not know"
+    if title in NEEDS_EVENTS:
+        assert isinstance(stack.query(_substitute(expr)), list)
+        return
     _assert_returns_data(stack, title, _substitute(expr))
+
+
+def test_every_exempt_panel_is_on_the_dashboard() -> None:
+    assert set(NEEDS_EVENTS) <= {title for title, _ in dashboard_targets()}
 
 
 @pytest.mark.parametrize("rule", recordings(), ids=lambda rule: f"{rule['record']}{rule.get('labels', '')}")

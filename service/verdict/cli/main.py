@@ -130,9 +130,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--tool-calls", default="[]", help="the step's tool calls as a JSON list of {id, name, arguments}"
     )
     evaluate.add_argument("--tools", default="[]", help="the declared tools as a JSON list of {name, parameters, ...}")
-    evaluate.add_argument("--finish-reason", default="")
-    evaluate.add_argument("--latency-ms", type=float)
-    evaluate.add_argument("--cost", type=float)
+    evaluate.add_argument("--finish-reason", default="", help="the provider's finish reason (promptfoo finish-reason)")
+    evaluate.add_argument("--latency-ms", type=float, help="the provider call's latency in ms (promptfoo latency)")
+    evaluate.add_argument("--cost", type=float, help="the provider call's cost in dollars (promptfoo cost)")
     evaluate.add_argument("--logprobs", default="[]", help="token log-probabilities as a JSON list")
     evaluate.add_argument(
         "--jsonl",

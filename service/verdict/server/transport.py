@@ -6,7 +6,7 @@ same. grpc-core's channelz keeps per-server counts of every call it started, suc
 it. `TransportCounts` copies the started and failed counts into `verdict_transport_calls_total{event}` once a
 second (a Counter, so the workers' values add up in the supervisor's multi-process /metrics), and an operator
 compares: `verdict_transport_calls_total{event="started"}` growing faster than `grpc_server_started_total` is calls
-the application never saw (docs/runbooks.md, "Transport refusals").
+the application never saw (docs/runbooks.md, VerdictTransportRefusals).
 """
 
 from __future__ import annotations
