@@ -102,7 +102,15 @@ SURFACES = {
         "open_root",
         "read_bounded",
     },
-    "verdict.rpc.decoding": {"DIAGNOSE_DEPTH", "Undecodable", "diagnose", "lenient_decoder", "undecodable", "varint"},
+    "verdict.rpc.decoding": {
+        "DIAGNOSE_DEPTH",
+        "DIAGNOSE_STEPS",
+        "Undecodable",
+        "diagnose",
+        "lenient_decoder",
+        "undecodable",
+        "varint",
+    },
     "verdict.server.connect": {"ConnectServer", "connect_application", "method_infos"},
     "verdict.rpc.decisions": {
         "DecisionLog",

@@ -119,7 +119,7 @@ class _LenientCodec:
         except Exception as exc:  # any refusal by the parser is the caller's bytes (JSON raises several kinds)
             descriptor = message_class.DESCRIPTOR
             if self._codec.name() == "proto":
-                refused = undecodable(descriptor, bytes(data), exc)
+                refused = undecodable(descriptor, memoryview(data), exc)
             else:
                 named = _JSON_FIELD.search(str(exc))
                 refused = Undecodable(descriptor.full_name, named.group(1) if named else "", str(exc) or repr(exc))
