@@ -49,6 +49,7 @@ from verdict.metrics import Metrics, grpc_code_label
 from verdict.rpc import SERVICE_DESCRIPTOR, SERVICE_NAME, VerdictServicer, message_class, to_status
 from verdict.rpc.context import CallContext, current_call, parse_traceparent
 from verdict.rpc.decoding import Undecodable, undecodable
+from verdict.server.compression import BoundedGzip
 from verdict.server.interceptors.access_control import AccessInterceptor, publish, unpublish
 from verdict.server.interceptors.admission import EXEMPT_METHODS, Admission
 from verdict.server.interceptors.observe import MethodSeries, log_access
@@ -311,6 +312,7 @@ def connect_application(
         interceptors=[_EdgeRule()],
         read_max_bytes=config.max_message_bytes,
         codecs=[_LenientCodec(codec) for codec in google_protobuf_codecs()],
+        compressions=[BoundedGzip()],
     )
 
 
