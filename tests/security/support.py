@@ -32,16 +32,18 @@ class Hostile:
         return self.server.process.pid
 
 
-def production_like(tmp_path: Path, *flags: str, max_descriptors: int | None = None, **keys: Any) -> Hostile:
+def production_like(
+    tmp_path: Path, *flags: str, max_descriptors: int | None = None, policy: str = POLICY, **keys: Any
+) -> Hostile:
     """Start the server with auth, the HTTP port and a file decision log; `keys` are more configuration keys."""
     tokens = tmp_path / "tokens"
     tokens.mkdir()
     (tokens / "prober").write_text(TOKEN)
-    policy = tmp_path / "policy.yaml"
-    policy.write_text(POLICY)
+    policy_file = tmp_path / "policy.yaml"
+    policy_file.write_text(policy)
     decisions = tmp_path / "decisions.jsonl"
     config = {
-        "auth_policy_file": str(policy),
+        "auth_policy_file": str(policy_file),
         "auth_tokens_dir": str(tokens),
         "http_address": "127.0.0.1:0",
         "decision_log": "file",

@@ -280,7 +280,7 @@ async def test_admission_control_is_shared_with_the_http_port() -> None:
     metrics = Metrics(CollectorRegistry())
     admission = Admission(AdmissionLimits(running=1, queued=0, min_deadline_seconds=0.01), metrics)
     app = connect_application(held, metrics, config, admission=admission)  # type: ignore[arg-type]
-    server = ConnectServer(app, config.http_address, grace_seconds=1)
+    server = ConnectServer(app, config, metrics)
     server.start()
     methods = method_infos()
     try:

@@ -236,7 +236,7 @@ async def build_server(
         decisions=decisions,
     )
     health = _services(config, metrics, server, health_server, handlers or method_handlers(servicer))
-    http = await _http_port(config, metrics, servicer, access, admission, components, decisions)
+    http = await _http_port(config, metrics, servicer, access, admission, components, decisions, certificates)
     metrics.initialize_judge_types(spec.type for spec in components.evaluations.catalogue() if spec.uses_judge)
     app = App(
         config,
@@ -329,6 +329,7 @@ async def _http_port(
     admission: Admission,
     components: Components,
     decisions: DecisionLog | None,
+    certificates: Certificates | None = None,
 ) -> ConnectServer | None:
     """The Connect/gRPC-Web HTTP port on `http_address` (None when empty), sharing the servicer, access control and
     admission of the gRPC port. When it cannot be built, the components and the decision log are closed first."""
@@ -336,6 +337,7 @@ async def _http_port(
         return None
     from verdict.server.connect import ConnectServer, connect_application
 
+    identities: dict[str, tuple[str, ...]] = {}  # verified client certificate names by peer, for the gate
     try:
         return ConnectServer(
             connect_application(
@@ -344,11 +346,12 @@ async def _http_port(
                 config,
                 access=access,
                 admission=admission if config.admission_control else None,
+                identities=identities,
             ),
-            config.http_address,
-            grace_seconds=config.grace_period_seconds,
-            certfile=config.tls_cert_file,
-            keyfile=config.tls_key_file,
+            config,
+            metrics,
+            certificates=certificates,
+            identities=identities,
         )
     except BaseException:
         await components.aclose()
