@@ -122,7 +122,15 @@ SURFACES = {
         "failure",
         "record_call",
     },
-    "verdict.server.logs": {"CallContextFilter", "JsonFormatter", "TextFormatter", "configure_logging"},
+    "verdict.server.logs": {
+        "HEADER_LOGGERS",
+        "REDACTED",
+        "CallContextFilter",
+        "JsonFormatter",
+        "TextFormatter",
+        "configure_logging",
+        "redact_secrets",
+    },
     "verdict.config.effective": {"MASK", "is_secret", "render"},
     "verdict.verify": {
         "LANGUAGES",
