@@ -371,6 +371,18 @@ class Config:
         minimum=0.1,
         maximum=_GRPC_MILLISECONDS_MAX,
     )
+    max_pending_messages: int = _key(
+        1000,
+        "gRPC calls that may wait for their request message at once (health has a budget of its own of this size); "
+        "more are RESOURCE_EXHAUSTED (TOO_MANY_PENDING_MESSAGES) before their message is read.",
+        minimum=1,
+    )
+    request_message_timeout_seconds: float = _key(
+        10.0,
+        "Time a gRPC call gets for its whole request message after its headers; past it the call is "
+        "DEADLINE_EXCEEDED (REQUEST_MESSAGE_TIMEOUT).",
+        minimum=0.1,
+    )
     http_max_connections: int = _key(
         256,
         "Connections the HTTP port holds at once (TLS handshakes included); more are closed as they arrive. Never "

@@ -44,6 +44,7 @@ from verdict.server.interceptors.access_control import AccessInterceptor
 from verdict.server.interceptors.admission import Admission, AdmissionInterceptor, AdmissionLimits
 from verdict.server.interceptors.decoding import LenientDecoding
 from verdict.server.interceptors.observe import MetricsInterceptor
+from verdict.server.interceptors.pending import PendingMessages
 from verdict.server.scrape import MetricsHttpServer
 from verdict.verify.verifier import Verifier
 
@@ -260,9 +261,12 @@ async def build_server(
 def _interceptor_chain(
     config: Config, metrics: Metrics, access: AccessInterceptor, admission: Admission
 ) -> list[grpc.aio.ServerInterceptor]:
-    """What every call on the gRPC port passes through, outermost first: metrics and the access log, access control,
-    admission control (when on), lenient decoding."""
+    """What every call on the gRPC port passes through, outermost first: the bound on calls waiting for their request
+    message, metrics and the access log, access control, admission control (when on), lenient decoding."""
     interceptors: list[grpc.aio.ServerInterceptor] = [
+        PendingMessages(
+            config.max_pending_messages, config.request_message_timeout_seconds, metrics.calls_in_flight_rejected
+        ),
         MetricsInterceptor(metrics, access_log_level=config.access_log_level),
         access,
     ]
