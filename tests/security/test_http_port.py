@@ -163,3 +163,18 @@ def test_mutual_tls_is_required_on_the_http_port_and_names_the_principal(
         status, _, body = _post(server.http_port, named, "/verdict.v1.VerdictService/ListEvaluators", b"{}")
         assert status == 200, body
         assert json.loads(body)["evaluators"]
+
+
+def test_content_length_with_transfer_encoding_is_refused_and_the_connection_closed(tmp_path: Path) -> None:
+    with running(tmp_path) as server:
+        sock = socket.create_connection(("127.0.0.1", server.http_port), timeout=30)
+        body = b'{"output": "1"}'
+        smuggled = f"POST {EVALUATE} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        smuggled += f"Content-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n{len(body):x}\r\n"
+        sock.sendall(smuggled.encode() + body + b"\r\n0\r\n\r\n")
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+        sock.close()
+        assert answer.startswith(b"HTTP/1.1 400")
+        assert b"connection: close" in answer.lower()

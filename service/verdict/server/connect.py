@@ -50,7 +50,7 @@ from verdict.rpc.context import CallContext, current_call, parse_traceparent
 from verdict.rpc.decoding import Undecodable, undecodable
 from verdict.security.tls import Certificates
 from verdict.server.compression import BoundedGzip
-from verdict.server.http_transport import BodyDeadline, HttpTransport, connection_cap
+from verdict.server.http_transport import BodyDeadline, HttpTransport, StrictFraming, connection_cap
 from verdict.server.interceptors.access_control import AccessInterceptor, publish, unpublish
 from verdict.server.interceptors.admission import EXEMPT_METHODS, Admission
 from verdict.server.interceptors.observe import MethodSeries, log_access
@@ -366,7 +366,11 @@ class ConnectServer:
             sock.listen(self._config.backlog)
         self.port = int(listening[0].getsockname()[1])
         self.transport = HttpTransport(
-            wrap_app(BodyDeadline(app, config.http_body_timeout_seconds), self._config.wsgi_max_body_size, "asgi"),
+            wrap_app(
+                StrictFraming(BodyDeadline(app, config.http_body_timeout_seconds)),
+                self._config.wsgi_max_body_size,
+                "asgi",
+            ),
             self._config,
             self._sockets,
             certificates=certificates,

@@ -40,7 +40,7 @@ from prometheus_client import Counter
 
 from verdict.security.tls import Certificates, ssl_peer_identities
 
-__all__ = ["DESCRIPTOR_SHARE", "BodyDeadline", "HttpTransport", "connection_cap"]
+__all__ = ["DESCRIPTOR_SHARE", "BodyDeadline", "HttpTransport", "StrictFraming", "connection_cap"]
 
 log = logging.getLogger("verdict.http")
 
@@ -89,6 +89,36 @@ class BodyDeadline:
             return message
 
         await self._app(scope, bounded, send)
+
+
+class StrictFraming:
+    """ASGI middleware: an HTTP/1.x request that sets both Content-Length and Transfer-Encoding is refused with 400
+    and its connection closed (RFC 9112 section 6.1: a server MAY reject it and MUST close the connection after). h11
+    lets Transfer-Encoding win and keeps the connection, which is how a proxy in front that reads Content-Length
+    instead would be made to smuggle a second request to us."""
+
+    def __init__(self, app: Any) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope.get("type") == "http" and scope.get("http_version") in ("1.0", "1.1"):
+            names = {name.lower() for name, _ in scope.get("headers", ())}
+            if b"content-length" in names and b"transfer-encoding" in names:
+                body = b"request sets both Content-Length and Transfer-Encoding\n"
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 400,
+                        "headers": [
+                            (b"content-type", b"text/plain"),
+                            (b"content-length", str(len(body)).encode()),
+                            (b"connection", b"close"),
+                        ],
+                    }
+                )
+                await send({"type": "http.response.body", "body": body, "more_body": False})
+                return
+        await self._app(scope, receive, send)
 
 
 class HttpTransport:
