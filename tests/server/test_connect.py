@@ -366,6 +366,8 @@ async def test_the_http_port_authenticates_and_authorizes_like_the_grpc_port(
         assert sample("verdict_auth_decisions_total", {"principal": "reader", "decision": "permission_denied"}) == 1
     records = [json.loads(line) for line in log.read_text().splitlines()]
     assert [(r["principal"], r["request_id"], r["code"]) for r in records] == [
+        ("", "", "Unauthenticated"),  # refusals by the gate are decision records too
+        ("reader", "", "PermissionDenied"),
         ("runner", "auth-1", "OK"),
         ("runner", "auth-1", "PermissionDenied"),
     ]

@@ -220,6 +220,7 @@ def _endpoint_function(
             try:
                 caller, connection = access.admit(SERVICE_NAME, series.method, adapter)
             except VerdictError as refused:
+                access.record_refusal(series.method, refused)
                 raise connect_error(to_status(refused)) from None
             published = publish(caller)
             try:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import logging
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -31,9 +32,10 @@ import grpc
 import grpc.aio
 
 from verdict.errors import ResourceExhausted, Unauthenticated, VerdictError
-from verdict.metrics import OTHER, LabelFolder, Metrics
+from verdict.metrics import OTHER, LabelFolder, Metrics, grpc_code_label
 from verdict.rpc import SERVICE_NAME, to_status
 from verdict.rpc.context import current_call
+from verdict.rpc.decisions import DecisionLog
 from verdict.security.gate import ANONYMOUS, Caller, Gate, bearer_token, current_caller
 from verdict.security.tls import peer_identities
 from verdict.server.interceptors.base import HandlerInterceptor, rewrap
@@ -86,6 +88,21 @@ class AccessInterceptor(HandlerInterceptor):
         self.per_principal = InFlight(per_principal)
         self.health_watches = InFlight(HEALTH_WATCHES_PER_CONNECTION)
         self._labels = LabelFolder(allowed=(*gate.principals(), ANONYMOUS))
+        self.decisions: DecisionLog | None = None
+        """Where refusals are recorded (set by the assembly once the decision log exists)."""
+
+    def record_refusal(self, method: str, error: VerdictError) -> None:
+        """A VerdictService call the gate refused leaves a decision record (its code and reason), as an answered call
+        does: an audit of the log sees who was turned away, on both ports."""
+        if self.decisions is None:
+            return
+        code = grpc_code_label(getattr(grpc.StatusCode, error.code_name))
+        call = current_call.get()
+        if call is not None and not call.principal:  # the principal the gate authenticated before it refused
+            call = dataclasses.replace(call, principal=str(call.learned.get("principal", "")))
+        self.decisions.record(
+            method, None, result={"reason": error.reason}, code=code, started=time.perf_counter(), call=call
+        )
 
     def intercept_handler(self, handler: grpc.RpcMethodHandler, full_method: str) -> grpc.RpcMethodHandler:
         service, _, method = full_method.lstrip("/").rpartition("/")
@@ -198,6 +215,8 @@ class AccessInterceptor(HandlerInterceptor):
         async def refuse(context: grpc.aio.ServicerContext[Any, Any], error: VerdictError) -> None:
             principal = error.metadata.get("principal", "-")
             log.info("refused %s/%s principal=%s: %s (%s)", service, method, principal, error.reason, error.code_name)
+            if service == SERVICE_NAME:
+                self.record_refusal(method, error)
             await context.abort_with_status(to_status(error))
 
         if inspect.isasyncgenfunction(behavior):
