@@ -121,6 +121,7 @@ SURFACES = {
         "build_decision_log",
         "failure",
         "record_call",
+        "record_refusal",
     },
     "verdict.server.logs": {
         "HEADER_LOGGERS",

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import grpc
+import grpc.aio
 import pytest
 
 from tests.security.support import production_like
@@ -35,3 +36,18 @@ def test_a_refused_call_is_a_decision_record_on_both_ports(tmp_path: Path) -> No
     refused = [(r["transport"], r["rpc"], r["code"], r["result"]["reason"]) for r in records]
     assert ("grpc", "Evaluate", "Unauthenticated", "CREDENTIALS_MISSING") in refused
     assert ("connect", "Evaluate", "Unauthenticated", "CREDENTIALS_MISSING") in refused
+
+
+async def test_a_shed_call_is_a_decision_record(tmp_path: Path) -> None:
+    from tests.support import make_config, serving
+
+    log = tmp_path / "decisions.jsonl"
+    config = make_config(decision_log="file", decision_log_path=str(log), min_deadline_seconds=30)
+    async with serving(config) as running:
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await running.stub.Evaluate(verdict_pb2.EvaluateRequest(output="1"), timeout=5)
+        assert caught.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(r["rpc"], r["code"], r["result"]["reason"]) for r in records] == [
+        ("Evaluate", "DeadlineExceeded", "DEADLINE_TOO_SHORT")
+    ]

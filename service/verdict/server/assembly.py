@@ -228,7 +228,7 @@ async def build_server(
     server, port, health_server, health_port = _listeners(config, metrics, interceptors, certificates, reuse_port)
     components = build_components(config, metrics, env if env is not None else os.environ)
     decisions = build_decision_log(config, metrics.registry)
-    access.decisions = decisions  # gate refusals are decision records too
+    access.decisions = admission.decisions = decisions  # gate refusals and sheds are decision records too
     servicer = VerdictServicer(
         components.verifier,
         components.evaluations,

@@ -24,7 +24,6 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import logging
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -32,10 +31,10 @@ import grpc
 import grpc.aio
 
 from verdict.errors import ResourceExhausted, Unauthenticated, VerdictError
-from verdict.metrics import OTHER, LabelFolder, Metrics, grpc_code_label
+from verdict.metrics import OTHER, LabelFolder, Metrics
 from verdict.rpc import SERVICE_NAME, to_status
 from verdict.rpc.context import current_call
-from verdict.rpc.decisions import DecisionLog
+from verdict.rpc.decisions import DecisionLog, record_refusal
 from verdict.security.gate import ANONYMOUS, Caller, Gate, bearer_token, current_caller
 from verdict.security.tls import peer_identities
 from verdict.server.interceptors.base import HandlerInterceptor, rewrap
@@ -94,15 +93,7 @@ class AccessInterceptor(HandlerInterceptor):
     def record_refusal(self, method: str, error: VerdictError) -> None:
         """A VerdictService call the gate refused leaves a decision record (its code and reason), as an answered call
         does: an audit of the log sees who was turned away, on both ports."""
-        if self.decisions is None:
-            return
-        code = grpc_code_label(getattr(grpc.StatusCode, error.code_name))
-        call = current_call.get()
-        if call is not None and not call.principal:  # the principal the gate authenticated before it refused
-            call = dataclasses.replace(call, principal=str(call.learned.get("principal", "")))
-        self.decisions.record(
-            method, None, result={"reason": error.reason}, code=code, started=time.perf_counter(), call=call
-        )
+        record_refusal(self.decisions, method, error)
 
     def intercept_handler(self, handler: grpc.RpcMethodHandler, full_method: str) -> grpc.RpcMethodHandler:
         service, _, method = full_method.lstrip("/").rpartition("/")
