@@ -130,6 +130,12 @@ FAMILIES = [
     ("verdict_evaluation_duration_seconds", "histogram", ("evaluator",), "Time to reach a verdict, by evaluator."),
     ("verdict_evaluations", "counter", ("evaluator", "verdict"), "Evaluate verdicts, by evaluator and verdict."),
     (
+        "verdict_http_connections_rejected",
+        "counter",
+        ("reason",),
+        "Connections to the HTTP port closed unanswered, by reason (too_many, timeout, tls).",
+    ),
+    (
         "verdict_judge_abstentions",
         "counter",
         ("judge", "reason"),

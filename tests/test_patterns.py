@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import pytest
 import regex
 
-from verdict.patterns import MAX_EXPANSION, PatternTimeout, PatternTooLarge, expansion, findall, search
+from verdict.patterns import (
+    MAX_EXPANSION,
+    PatternTimeout,
+    PatternTooLarge,
+    as_re_means,
+    expansion,
+    findall,
+    search,
+)
 
 CATASTROPHIC = "(a|aa)+$"
 SLOW_TEXT = "a" * 60 + "b"
@@ -109,3 +118,27 @@ async def test_recursive_patterns_are_substrings_like_every_pattern_re_rejects(p
     assert await search(pattern, "a" * 50 + "c", timeout=2) is False
     assert await search(pattern, f"text {pattern} text", timeout=2) is True
     assert await findall(pattern, f"{pattern}{pattern}", timeout=2) == [pattern, pattern]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text", "expected"),
+    [
+        ("(?:x){e<=1}", "y", False),  # `regex` reads fuzzy matching: any one-character text matched
+        ("(?:x){e<=1}", "x{e<=1}", True),  # `re`: x, then the literal braces
+        ("[[:digit:]]", "5", False),  # `regex` reads a POSIX class
+        ("[[:digit:]]", ":]", True),  # `re`: one of `[:digt`, then `]`
+        ("a{2}", "aa", True),
+        ("a{,3}b", "aab", True),
+        ("[]a]", "]", True),
+        ("x{", "x{", True),
+    ],
+)
+async def test_patterns_mean_what_re_means(pattern: str, text: str, expected: bool) -> None:
+    with pytest.warns(FutureWarning) if "[[" in pattern else contextlib.nullcontext():
+        assert await search(pattern, text, timeout=5) is expected
+
+
+def test_the_respelling_escapes_only_what_re_reads_as_literal() -> None:
+    assert as_re_means("(?:x){e<=1}") == "(?:x)\\{e<=1}"
+    assert as_re_means("[[:digit:]]") == "[\\[:digit:]]"
+    assert as_re_means(r"\d{3}[\[a]{1,2}") == r"\d{3}[\[a]{1,2}"

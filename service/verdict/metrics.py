@@ -562,6 +562,12 @@ class ScrapeMetrics:
             ("reason",),
             registry=registry,
         )
+        self.http_connections_rejected = Counter(
+            "verdict_http_connections_rejected_total",
+            "Connections to the HTTP port closed unanswered, by reason (too_many, timeout, tls).",
+            ("reason",),
+            registry=registry,
+        )
 
 
 class BuildMetrics:

@@ -28,6 +28,7 @@ __all__ = [
     "MAX_EXPANSION",
     "PatternTimeout",
     "PatternTooLarge",
+    "as_re_means",
     "compile_bounded",
     "findall",
     "search",
@@ -138,6 +139,50 @@ def expansion(pattern: str, flags: int = 0) -> int:
     return grand
 
 
+_RE_QUANTIFIER = re.compile(r"\{(?:\d+|\d+,\d*|,\d+)\}")
+"""What `re` reads as a repetition after `{`; any other `{` is a literal brace to `re`."""
+
+
+def as_re_means(pattern: str) -> str:
+    """`pattern` spelled so that `regex` (VERSION0) reads it as `re` does, where the two differ on text `re` accepts:
+
+    - a `{` that is not a repetition `re` knows (`{n}`, `{n,}`, `{,m}`, `{n,m}`) is a literal to `re`, but `regex`
+      reads `{e<=1}`, `{i}`, `{e}`... as fuzzy matching: `(?:x){e<=1}` matched almost anything. It is escaped;
+    - a `[` inside a set is a literal to `re`, but `regex` reads `[:digit:]` there as a POSIX class: `[[:digit:]]`
+      is, to `re`, the set of `[ : d i g t` followed by `]`. It is escaped.
+    Escapes (`\\x`) are copied as they are."""
+    out: list[str] = []
+    index, length = 0, len(pattern)
+    in_set = False
+    while index < length:
+        char = pattern[index]
+        if char == "\\":
+            out.append(pattern[index : index + 2])
+            index += 2
+            continue
+        if in_set:
+            if char == "]":
+                in_set = False
+            elif char == "[":
+                char = "\\["
+        elif char == "[":
+            in_set = True
+            out.append(char)
+            index += 1
+            if index < length and pattern[index] == "^":
+                out.append("^")
+                index += 1
+            if index < length and pattern[index] == "]":  # a `]` first in a set is a member
+                out.append("\\]")
+                index += 1
+            continue
+        elif char == "{" and not _RE_QUANTIFIER.match(pattern, index):
+            char = "\\{"
+        out.append(char)
+        index += 1
+    return "".join(out)
+
+
 def _compile(pattern: str, flags: int) -> Any:
     """The compiled pattern, or None when `re` (little-loops' engine) or `regex` rejects it (the caller then treats
     it as a substring).
@@ -149,7 +194,7 @@ def _compile(pattern: str, flags: int) -> Any:
         raise PatternTooLarge(pattern, size)
     try:
         _re_compile(pattern, flags & _RE_FLAGS)
-        return regex.compile(pattern, flags, cache_pattern=False)
+        return regex.compile(as_re_means(pattern), flags, cache_pattern=False)
     except (re.error, regex.error, OverflowError, RecursionError, ValueError):
         return None
 

@@ -219,9 +219,15 @@ async def test_a_hostile_deeply_nested_context_is_invalid_argument_not_unknown(r
     assert info.reason == "UNDECODABLE_REQUEST"
     assert info.metadata["field"] == "context"
     labels = {"grpc_type": "unary", "grpc_service": SERVICE, "grpc_method": "Evaluate"}
-    assert (
-        running.registry.get_sample_value("grpc_server_handled_total", {**labels, "grpc_code": "InvalidArgument"}) == 1
-    )
+    # grpc.aio sends an aborted call's status before the handler's own `finally` runs: wait for the count.
+    for _ in range(500):
+        handled = running.registry.get_sample_value(
+            "grpc_server_handled_total", {**labels, "grpc_code": "InvalidArgument"}
+        )
+        if handled:
+            break
+        await asyncio.sleep(0.01)
+    assert handled == 1
     ok = await running.stub.Evaluate(
         verdict_pb2.EvaluateRequest(config=verdict_pb2.EvaluatorConfig(yaml="type: exit_code")), timeout=10
     )

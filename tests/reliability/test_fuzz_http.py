@@ -193,3 +193,54 @@ def test_http_json_with_hostile_tokens(
     else:
         fuzz.http("POST", path, spliced, {"Content-Type": "application/json"})
     assert fuzz.faults == []
+
+
+def _nested(depth: int, leaf: bytes) -> bytes:
+    """An EvaluateRequest whose `context` holds a Value wrapped `depth` times in list_value around `leaf`."""
+
+    def field(number: int, payload: bytes) -> bytes:
+        length, out = len(payload), bytearray()
+        while True:
+            out.append((length & 0x7F) | (0x80 if length >> 7 else 0))
+            length >>= 7
+            if not length:
+                break
+        return bytes([(number << 3) | 2]) + bytes(out) + payload
+
+    value = field(3, leaf)
+    for _ in range(depth):
+        value = field(6, field(1, value))
+    return field(4, field(1, field(1, b"k") + field(2, value)))
+
+
+@given(
+    shape=st.sampled_from(["nested", "gzip_members", "gzip_cut", "gzip_then_garbage"]),
+    depth=st.integers(0, 80),
+    members=st.integers(1, 400),
+    leaf=st.binary(max_size=64),
+    grpc_web=st.booleans(),
+)
+def test_http_byte_level_shapes_before_authentication(
+    fuzz: FuzzServer, shape: str, depth: int, members: int, leaf: bytes, grpc_web: bool
+) -> None:
+    """The byte-level shapes an attacker sent before authentication: protobuf nested past the runtime's depth limit
+    around a leaf (invalid UTF-8 included), bodies of many gzip members, gzip cut short or followed by garbage, as
+    Connect with Content-Encoding or as a compressed gRPC-Web frame. Never a server fault."""
+    import gzip
+
+    payload = _nested(depth, leaf)
+    if shape == "gzip_members":
+        payload = gzip.compress(payload) + gzip.compress(b"") * members
+    elif shape == "gzip_cut":
+        payload = gzip.compress(payload)[: max(1, members % 40)]
+    elif shape == "gzip_then_garbage":
+        payload = gzip.compress(payload) + leaf
+    compressed = shape != "nested"
+    if grpc_web:
+        headers = {"Content-Type": "application/grpc-web+proto", **({"grpc-encoding": "gzip"} if compressed else {})}
+        body = grpc_frame(payload, 1 if compressed else 0)
+    else:
+        headers = {"Content-Type": "application/proto", **({"Content-Encoding": "gzip"} if compressed else {})}
+        body = payload
+    fuzz.http("POST", f"{SERVICE}/Evaluate", body, headers)
+    assert fuzz.faults == []

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from verdict.rpc.decoding import DIAGNOSE_DEPTH, Undecodable, diagnose, lenient_decoder, varint
+from verdict.rpc.decoding import DIAGNOSE_DEPTH, DIAGNOSE_STEPS, Undecodable, diagnose, lenient_decoder, varint
 from verdict.v1 import verdict_pb2
 
 
@@ -62,3 +62,16 @@ def test_varint(data: bytes, value: int, end: int) -> None:
 def test_a_varint_cut_short_raises_index_error() -> None:
     with pytest.raises(IndexError):
         varint(b"\x80", 0)
+
+
+def test_the_walk_gives_up_after_its_step_budget() -> None:
+    """A fault hidden behind more fields than the budget is not searched for: the walk runs on the event loop."""
+    bad = verdict_pb2.EvaluateRequest(output="MARKER").SerializeToString().replace(b"MARKER", b"\xffARKER")
+    padding = b"\x10\x01" * (DIAGNOSE_STEPS + 1)  # exit_code = 1, repeated
+    assert diagnose(verdict_pb2.EvaluateRequest.DESCRIPTOR, bad)[0] == "output"
+    assert diagnose(verdict_pb2.EvaluateRequest.DESCRIPTOR, padding + bad) == ("", "")
+
+
+def test_a_length_past_the_end_blames_nothing() -> None:
+    data = b"\x1a\xff\xff\x03" + b"x" * 10  # a length-delimited field announcing 64 KiB, ten bytes given
+    assert diagnose(verdict_pb2.EvaluateRequest.DESCRIPTOR, data) == ("", "")

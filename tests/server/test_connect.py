@@ -244,7 +244,7 @@ async def test_admission_control_is_shared_with_the_http_port() -> None:
     metrics = Metrics(CollectorRegistry())
     admission = Admission(AdmissionLimits(running=1, queued=0, min_deadline_seconds=0.01), metrics)
     app = connect_application(held, metrics, config, admission=admission)  # type: ignore[arg-type]
-    server = ConnectServer(app, config.http_address, grace_seconds=1)
+    server = ConnectServer(app, config, metrics)
     server.start()
     methods = method_infos()
     try:
@@ -330,6 +330,8 @@ async def test_the_http_port_authenticates_and_authorizes_like_the_grpc_port(
         assert sample("verdict_auth_decisions_total", {"principal": "reader", "decision": "permission_denied"}) == 1
     records = [json.loads(line) for line in log.read_text().splitlines()]
     assert [(r["principal"], r["request_id"], r["code"]) for r in records] == [
+        ("", "", "Unauthenticated"),  # refusals by the gate are decision records too
+        ("reader", "", "PermissionDenied"),
         ("runner", "auth-1", "OK"),
         ("runner", "auth-1", "PermissionDenied"),
     ]

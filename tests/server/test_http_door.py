@@ -143,7 +143,7 @@ async def test_a_refusal_with_retry_info_says_retry_after_in_http_too() -> None:
     metrics = Metrics(CollectorRegistry())
     admission = Admission(AdmissionLimits(running=1, queued=0, min_deadline_seconds=0.01), metrics)
     app = connect_application(held, metrics, config, admission=admission)  # type: ignore[arg-type]
-    server = ConnectServer(HttpDoor(app), config.http_address, grace_seconds=1)
+    server = ConnectServer(HttpDoor(app), config, metrics)
     server.start()
     try:
         first = asyncio.ensure_future(send(server.port, "POST", f"{SERVICE}/VerifyResponse", b"{}", JSON))

@@ -433,9 +433,39 @@ class Config:
     )
     handshake_timeout_seconds: float = _key(
         10.0,
-        "Time a new gRPC connection gets to finish its TLS and HTTP/2 handshake before it is closed.",
+        "Time a new gRPC or HTTP-port connection gets to finish its TLS (and HTTP/2) handshake before it is closed.",
         minimum=0.1,
         maximum=_GRPC_MILLISECONDS_MAX,
+    )
+    max_pending_messages: int = _key(
+        1000,
+        "gRPC calls that may wait for their request message at once (health has a budget of its own of this size); "
+        "more are RESOURCE_EXHAUSTED (TOO_MANY_PENDING_MESSAGES) before their message is read.",
+        minimum=1,
+    )
+    request_message_timeout_seconds: float = _key(
+        10.0,
+        "Time a gRPC call gets for its whole request message after its headers; past it the call is "
+        "DEADLINE_EXCEEDED (REQUEST_MESSAGE_TIMEOUT).",
+        minimum=0.1,
+    )
+    http_max_connections: int = _key(
+        256,
+        "Connections the HTTP port holds at once (TLS handshakes included); more are closed as they arrive. Never "
+        "more than a quarter of the descriptor limit (RLIMIT_NOFILE), so the port cannot starve the others.",
+        minimum=1,
+    )
+    http_body_timeout_seconds: float = _key(
+        30.0,
+        "Time an HTTP-port request gets for its whole body after its head; past it the call is DEADLINE_EXCEEDED and "
+        "the connection closed.",
+        minimum=0.1,
+    )
+    http_idle_timeout_seconds: float = _key(
+        5.0,
+        "Time an HTTP-port connection may sit without a call in flight (a request head that never completes "
+        "included) before it is closed.",
+        minimum=0.1,
     )
     metrics_max_connections: int = _key(
         64, "Connections the /metrics server holds at once; more are closed on accept.", minimum=1

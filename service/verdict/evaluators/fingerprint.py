@@ -28,6 +28,7 @@ reports as `error` with the reason: a fingerprint of part of the change could ca
 from __future__ import annotations
 
 import asyncio
+import errno
 import hashlib
 import os
 import stat
@@ -170,21 +171,28 @@ async def _untracked(work_tree: int, listing: bytes, budget: _Budget, max_files:
 
 
 def _describe_all(work_tree: int, paths: list[bytes], budget: _Budget) -> list[tuple[bytes, bytes]]:
-    """Off the event loop: there may be thousands of files, and their bytes are read."""
-    parents: dict[str, int] = {}
+    """Off the event loop: there may be thousands of files, and their bytes are read. At most one directory is held
+    open at a time (git lists paths sorted, so a directory's files come together): the workspace, not the server,
+    would otherwise choose how many descriptors a call holds (one per untracked directory, for the whole walk)."""
+    parents = _Parent(work_tree)
     try:
-        return [(path, _describe(work_tree, os.fsdecode(path).rstrip("/"), parents, budget)) for path in paths]
+        return [(path, _describe(os.fsdecode(path).rstrip("/"), parents, budget)) for path in paths]
     finally:
-        for descriptor in parents.values():
-            os.close(descriptor)
+        parents.close()
 
 
-def _describe(work_tree: int, relative: str, parents: dict[str, int], budget: _Budget) -> bytes:
+_GONE = {errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.EXDEV}
+"""Open failures that mean the entry vanished or was swapped for a link since git listed it. Any other (EMFILE,
+ENFILE, ENOMEM, EACCES, EIO) says nothing about the file: the fingerprint cannot be taken, and the verdict is
+`error`, never a changed or unchanged file (a file counted `gone` on every call looks unchanged: a false stall)."""
+
+
+def _describe(relative: str, parents: _Parent, budget: _Budget) -> bytes:
     """One untracked entry, reached beneath the work tree without following any link. A file that vanished or was
     swapped for a link since git listed it is `gone`: the next call sees whatever is there then."""
     parent, _, name = relative.rpartition("/")
     try:
-        directory = _parent(work_tree, parent, parents)
+        directory = parents.open(parent)
         info = os.lstat(name, dir_fd=directory)
         if stat.S_ISLNK(info.st_mode):
             return b"link:" + os.fsencode(os.readlink(name, dir_fd=directory))
@@ -192,22 +200,45 @@ def _describe(work_tree: int, relative: str, parents: dict[str, int], budget: _B
             return b"kind:%o" % stat.S_IFMT(info.st_mode)
         budget.take(info.st_size, "the untracked files' content")
         descriptor = open_beneath(directory, name, os.O_RDONLY | os.O_NONBLOCK, "untracked file")
-    except (OSError, VerdictError):
+    except VerdictError:
         return b"gone"
+    except OSError as exc:
+        return _gone_or_fail(exc, relative)
     try:
         return b"blob:" + _content_digest(descriptor, budget)
-    except OSError:
-        return b"gone"
+    except OSError as exc:
+        return _gone_or_fail(exc, relative)
     finally:
         os.close(descriptor)
 
 
-def _parent(work_tree: int, parent: str, parents: dict[str, int]) -> int:
-    if not parent:
-        return work_tree
-    if parent not in parents:
-        parents[parent] = open_beneath(work_tree, parent, os.O_RDONLY | os.O_DIRECTORY, "untracked file")
-    return parents[parent]
+def _gone_or_fail(exc: OSError, relative: str) -> bytes:
+    if exc.errno is None or exc.errno in _GONE:
+        return b"gone"
+    raise GitFailed(f"cannot read the untracked file {relative!r}: {exc.strerror or exc}") from None
+
+
+class _Parent:
+    """The one directory held open: the work tree, or the last untracked file's directory."""
+
+    def __init__(self, work_tree: int) -> None:
+        self._work_tree = work_tree
+        self._name = ""
+        self._descriptor = -1
+
+    def open(self, parent: str) -> int:
+        if not parent:
+            return self._work_tree
+        if parent != self._name:
+            self.close()
+            self._descriptor = open_beneath(self._work_tree, parent, os.O_RDONLY | os.O_DIRECTORY, "untracked file")
+            self._name = parent
+        return self._descriptor
+
+    def close(self) -> None:
+        if self._descriptor >= 0:
+            os.close(self._descriptor)
+        self._descriptor, self._name = -1, ""
 
 
 def _content_digest(descriptor: int, budget: _Budget) -> bytes:

@@ -57,6 +57,14 @@ _KEY_CHARACTERS = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
 """Visible ASCII but `"` and `\\`: a key is spelled the same in JSON (but for `/`), so an echo of it is found."""
 
 
+def _json_spellings(character: str) -> str:
+    """A pattern for every way JSON can spell one key character: itself, `\\uXXXX` (either case), `\\/` for `/`."""
+    spellings = [re.escape(character), f"\\\\u(?i:{ord(character):04x})"]
+    if character == "/":
+        spellings.append(r"\\/")
+    return f"(?:{'|'.join(spellings)})"
+
+
 class CredentialError(Exception):
     """The key cannot be read or is unusable; the message names the setting and never contains the key."""
 
@@ -89,6 +97,8 @@ class ApiKey:
         """`text` with every occurrence of the key (also JSON's `\\/`-escaped spelling) replaced by REDACTED."""
         for spelling in {self._value, self._value.replace("/", "\\/")}:
             text = text.replace(spelling, REDACTED)
+        if "\\u" in text:  # JSON may spell any character as \uXXXX: match the key as decoded, not one spelling
+            text = re.sub("".join(_json_spellings(c) for c in self._value), REDACTED, text)
         return text
 
     def __eq__(self, other: object) -> bool:

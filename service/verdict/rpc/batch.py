@@ -153,9 +153,14 @@ def _unfinished(index: int, *, started: bool) -> status_pb2.Status:
     )
 
 
-def batch_response(response_class: type[_Response], outcomes: Iterable[Any]) -> _Response:
+def batch_response(response_class: type[_Response], outcomes: Iterable[Any], max_bytes: int = 0) -> _Response:
     """A batch response with one result per outcome, in order: a `google.rpc.Status` as the item's error, anything
-    else as its response (both batch responses share this shape)."""
+    else as its response (both batch responses share this shape).
+
+    With `max_bytes` (max_batch_bytes, gRPC's send limit), an answer that would not fit keeps every item: the largest
+    item responses are replaced by a RESOURCE_EXHAUSTED status of their own (reason `BATCH_RESPONSE_TOO_LARGE`,
+    metadata `index`) until the rest fits, as the batch contract promises (only the items that do not fit fail).
+    Without it, one answer over the limit threw away every item's result."""
     response = response_class()
     for outcome in outcomes:
         result = response.results.add()
@@ -163,4 +168,36 @@ def batch_response(response_class: type[_Response], outcomes: Iterable[Any]) -> 
             result.error.CopyFrom(outcome)
         else:
             result.response.CopyFrom(outcome)
+    if max_bytes <= 0:
+        return response
+    total = response.ByteSize()
+    if total <= max_bytes:
+        return response
+    largest = sorted(
+        (index for index, result in enumerate(response.results) if result.HasField("response")),
+        key=lambda index: response.results[index].ByteSize(),
+        reverse=True,
+    )
+    for index in largest:
+        result = response.results[index]
+        before = _framed(result.ByteSize())
+        refused = ResourceExhausted(
+            f"item {index}'s answer ({result.response.ByteSize()} bytes) did not fit in the batch response "
+            f"(max_batch_bytes {max_bytes}); send it alone or in a smaller batch",
+            reason="BATCH_RESPONSE_TOO_LARGE",
+            metadata={"index": str(index), "limitBytes": str(max_bytes)},
+        )
+        result.error.CopyFrom(status_proto(refused))  # a oneof: the response is cleared
+        total += _framed(result.ByteSize()) - before
+        if total <= max_bytes:
+            break
     return response
+
+
+def _framed(size: int) -> int:
+    """The bytes one `results` entry of `size` bytes takes in the batch response: tag, varint length, payload."""
+    length, rest = 1, size
+    while rest >= 0x80:
+        rest >>= 7
+        length += 1
+    return 1 + length + size

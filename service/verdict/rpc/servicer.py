@@ -198,7 +198,7 @@ class VerdictServicer:
     ) -> verdict_pb2.BatchVerifyResponsesResponse:
         self._limits.check_batch(request)
         outcomes = await self.verify_batch(request.items, _deadline(context))
-        return batch_response(verdict_pb2.BatchVerifyResponsesResponse, outcomes)
+        return batch_response(verdict_pb2.BatchVerifyResponsesResponse, outcomes, self._limits.batch_bytes)
 
     @_translating
     async def BatchEvaluate(
@@ -206,7 +206,7 @@ class VerdictServicer:
     ) -> verdict_pb2.BatchEvaluateResponse:
         self._limits.check_batch(request)
         outcomes = await self.evaluate_batch(request.items, _deadline(context))
-        return batch_response(verdict_pb2.BatchEvaluateResponse, outcomes)
+        return batch_response(verdict_pb2.BatchEvaluateResponse, outcomes, self._limits.batch_bytes)
 
     async def verify_batch(
         self, items: Sequence[verdict_pb2.VerifyResponseRequest], deadline: float | None = None

@@ -47,6 +47,9 @@ class Material:
     private_key: bytes
     client_ca: bytes | None
     ssl_context: ssl.SSLContext
+    http_ssl_context: ssl.SSLContext
+    """The same, offering HTTP/2 and HTTP/1.1 by ALPN (the HTTP port); /metrics keeps one without, as it speaks
+    HTTP/1.1 only and a client offering h2 would otherwise be told it got it."""
 
 
 class Certificates:
@@ -110,6 +113,11 @@ class Certificates:
         self.refresh()
         return self._material.ssl_context
 
+    def http_ssl_context(self) -> ssl.SSLContext:
+        """The current context for a new HTTP-port connection: the same files, ALPN h2 and http/1.1."""
+        self.refresh()
+        return self._material.http_ssl_context
+
     def _paths(self) -> tuple[str, ...]:
         return tuple(path for path in (self._cert_file, self._key_file, self._client_ca_file) if path)
 
@@ -139,6 +147,11 @@ class Certificates:
                 client_ca = f.read()
         if b"-----BEGIN" not in chain or b"-----BEGIN" not in key:
             raise ValueError("the certificate and key files must be PEM")
+        http_context = self._context(client_ca)
+        http_context.set_alpn_protocols(["h2", "http/1.1"])
+        return Material(chain, key, client_ca, self._context(client_ca), http_context)
+
+    def _context(self, client_ca: bytes | None) -> ssl.SSLContext:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.minimum_version = ssl.TLSVersion.TLSv1_2
         # load_cert_chain checks that the key belongs to the certificate: a mismatched pair fails here, not in
@@ -147,7 +160,7 @@ class Certificates:
         if client_ca is not None:
             context.load_verify_locations(cadata=client_ca.decode("ascii", errors="replace"))
             context.verify_mode = ssl.CERT_REQUIRED if self.require_client_cert else ssl.CERT_OPTIONAL
-        return Material(chain, key, client_ca, context)
+        return context
 
 
 def server_credentials(certificates: Certificates) -> grpc.ServerCredentials:

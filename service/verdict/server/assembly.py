@@ -50,6 +50,7 @@ from verdict.server.interceptors.admission import Admission, AdmissionIntercepto
 from verdict.server.interceptors.chain import Chain, ChainedRegistration, Except
 from verdict.server.interceptors.decoding import LenientDecoding
 from verdict.server.interceptors.observe import MetricsInterceptor
+from verdict.server.interceptors.pending import PendingMessages
 from verdict.server.scrape import MetricsHttpServer
 from verdict.server.transport import TransportCounts
 from verdict.verify.verifier import Verifier
@@ -274,6 +275,7 @@ async def build_server(
     server, port, health_server, health_port = _listeners(config, certificates, reuse_port)
     components = build_components(config, metrics, env if env is not None else os.environ)
     decisions = build_decision_log(config, metrics.registry)
+    access.decisions = admission.decisions = decisions  # gate refusals and sheds are decision records too
     servicer = VerdictServicer(
         components.verifier,
         components.evaluations,
@@ -285,7 +287,16 @@ async def build_server(
     chains = _chains(config, metrics, access, admission)
     health = _services(config, metrics, chains, server, health_server, handlers or method_handlers(servicer))
     http = await _http_port(
-        config, metrics, servicer, access, admission, components, decisions, health=health, reuse_port=reuse_port
+        config,
+        metrics,
+        servicer,
+        access,
+        admission,
+        components,
+        decisions,
+        certificates,
+        health=health,
+        reuse_port=reuse_port,
     )
     metrics.initialize_judge_types(spec.type for spec in components.evaluations.catalogue() if spec.uses_judge)
     app = App(
@@ -309,14 +320,18 @@ async def build_server(
 
 
 def _chains(config: Config, metrics: Metrics, access: AccessInterceptor, admission: Admission) -> tuple[Chain, Chain]:
-    """What every call passes through, outermost first, on the gRPC port (metrics and the access line, access
-    control, admission control, lenient decoding) and on the health-only port (metrics, lenient decoding). Each
-    method's wrapper is built once (chain.py), and a layer whose feature is off is left out: admission when
+    """What every call passes through, outermost first, on the gRPC port (the bound on calls waiting for their
+    request message, metrics and the access line, access control, admission control, lenient decoding) and on the
+    health-only port (metrics, lenient decoding). Each method's wrapper is built once (chain.py), and a layer whose
+    feature is off is left out: admission when
     `admission_control` is off, access control with auth off and no in-flight limits (AccessInterceptor.active), and
     lenient decoding for VerdictService, whose own decoder and servicer already answer undecodable requests."""
     observe = MetricsInterceptor(metrics, access_log_level=config.access_log_level)
     decoding = Except(LenientDecoding(), SERVICE_NAME)
-    layers: list[Any] = [observe, access]
+    pending = PendingMessages(
+        config.max_pending_messages, config.request_message_timeout_seconds, metrics.calls_in_flight_rejected
+    )
+    layers: list[Any] = [pending, observe, access]
     if config.admission_control:
         layers.append(AdmissionInterceptor(admission))
     layers.append(decoding)
@@ -382,6 +397,7 @@ async def _http_port(
     admission: Admission,
     components: Components,
     decisions: DecisionLog | None,
+    certificates: Certificates | None = None,
     *,
     health: Health | None = None,
     reuse_port: bool = False,
@@ -393,6 +409,7 @@ async def _http_port(
     from verdict.server.connect import ConnectServer, connect_application
     from verdict.server.http_door import HttpDoor
 
+    identities: dict[str, tuple[str, ...]] = {}  # verified client certificate names by peer, for the gate
     try:
         return ConnectServer(
             HttpDoor(
@@ -402,15 +419,16 @@ async def _http_port(
                     config,
                     access=access,
                     admission=admission if config.admission_control else None,
+                    identities=identities,
                 ),
                 health=health,
                 allowed_origins=config.http_cors_allowed_origins,
             ),
-            config.http_address,
+            config,
+            metrics,
+            certificates=certificates,
+            identities=identities,
             reuse_port=reuse_port,
-            grace_seconds=config.grace_period_seconds,
-            certfile=config.tls_cert_file,
-            keyfile=config.tls_key_file,
         )
     except BaseException:
         await components.aclose()

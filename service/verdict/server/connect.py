@@ -38,7 +38,6 @@ from connectrpc.method import IdempotencyLevel, MethodInfo, StreamType
 from connectrpc.request import RequestContext
 from connectrpc.server import ConnectASGIApplication, Endpoint
 from google.rpc import status_pb2
-from hypercorn.asyncio.run import worker_serve
 from hypercorn.config import Config as HypercornConfig
 from hypercorn.utils import wrap_app
 from protobuf.wkt import Any as ConnectAny
@@ -48,8 +47,12 @@ from verdict.errors import ConfigError, InvalidArgument, VerdictError
 from verdict.metrics import Metrics, grpc_code_label
 from verdict.rpc import SERVICE_DESCRIPTOR, SERVICE_NAME, VerdictServicer, message_class, to_status
 from verdict.rpc.context import CallContext, current_call, parse_traceparent
+from verdict.rpc.decisions import record_refusal
 from verdict.rpc.decoding import Undecodable, undecodable
+from verdict.security.tls import Certificates
+from verdict.server.compression import BoundedGzip
 from verdict.server.graders_http import ASGIApp, GradersHttp
+from verdict.server.http_transport import BodyDeadline, HttpTransport, StrictFraming, connection_cap
 from verdict.server.interceptors.access_control import AccessInterceptor, publish, unpublish
 from verdict.server.interceptors.admission import EXEMPT_METHODS, Admission
 from verdict.server.interceptors.observe import MethodSeries, log_access
@@ -63,16 +66,20 @@ _DETAILS_TRAILER = "grpc-status-details-bin"
 
 class _CallAdapter:
     """What the servicer and the access gate read from a gRPC servicer context, answered from a Connect request
-    context. The HTTP port verifies no client certificates, so its callers authenticate with bearer tokens."""
+    context. The verified client certificate's names (`identities`, by peer address, filled by the transport's TLS
+    handshake) are answered as gRPC's auth context holds them, so the gate maps a certificate to the same principal
+    on both ports."""
 
-    def __init__(self, ctx: RequestContext[Any, Any]) -> None:
+    def __init__(self, ctx: RequestContext[Any, Any], identities: Mapping[str, tuple[str, ...]]) -> None:
         self._ctx = ctx
+        self._identities = identities
 
     def peer(self) -> str:
         return f"http:{self._ctx.client_address or 'unknown'}"
 
     def auth_context(self) -> dict[str, list[bytes]]:
-        return {}
+        names = self._identities.get(self._ctx.client_address or "", ())
+        return {"x509_subject_alternative_name": [name.encode() for name in names]} if names else {}
 
     def time_remaining(self) -> float | None:
         remaining = self._ctx.timeout_ms
@@ -120,7 +127,7 @@ class _LenientCodec:
         except Exception as exc:  # any refusal by the parser is the caller's bytes (JSON raises several kinds)
             descriptor = message_class.DESCRIPTOR
             if self._codec.name() == "proto":
-                refused = undecodable(descriptor, bytes(data), exc)
+                refused = undecodable(descriptor, memoryview(data), exc)
             else:
                 named = _JSON_FIELD.search(str(exc))
                 refused = Undecodable(descriptor.full_name, named.group(1) if named else "", str(exc) or repr(exc))
@@ -176,6 +183,7 @@ def _endpoint_function(
     series: MethodSeries,
     admission: Admission | None,
     access: AccessInterceptor | None,
+    identities: Mapping[str, tuple[str, ...]],
 ) -> Callable[[Any, RequestContext[Any, Any]], Awaitable[Any]]:
     async def admitted(request: Any, adapter: _CallAdapter) -> Any:
         """The gRPC port's admission control, shared: one bound on running and queued calls for both ports."""
@@ -184,6 +192,7 @@ def _endpoint_function(
         try:
             await admission.enter(adapter.time_remaining())
         except VerdictError as shed:
+            record_refusal(admission.decisions, series.method, shed)
             raise connect_error(to_status(shed)) from None
         begun = time.monotonic()
         try:
@@ -206,7 +215,7 @@ def _endpoint_function(
             "connect",
         )
         token = current_call.set(context)
-        adapter = _CallAdapter(ctx)
+        adapter = _CallAdapter(ctx, identities)
         error: BaseException | None = None
         try:
             if access is None:
@@ -214,6 +223,7 @@ def _endpoint_function(
             try:
                 caller, connection = access.admit(SERVICE_NAME, series.method, adapter)
             except VerdictError as refused:
+                access.record_refusal(series.method, refused)
                 raise connect_error(to_status(refused)) from None
             published = publish(caller)
             try:
@@ -288,10 +298,13 @@ def connect_application(
     *,
     access: AccessInterceptor | None = None,
     admission: Admission | None = None,
+    identities: Mapping[str, tuple[str, ...]] | None = None,
 ) -> ASGIApp:
     """The ASGI application serving every RPC of the proto's service over Connect, gRPC and gRPC-Web. With `access`
     (the gRPC port's interceptor) every call is authenticated, authorized and limited exactly as on that port; with
-    `admission` (the gRPC port's, shared) it is admitted or shed by the same bound on running and queued calls."""
+    `admission` (the gRPC port's, shared) it is admitted or shed by the same bound on running and queued calls.
+    `identities` are the verified client certificate names by peer address (`HttpTransport.identities`)."""
+    peers: Mapping[str, tuple[str, ...]] = identities if identities is not None else {}
     access_level = None if config.access_log_level == "OFF" else logging.getLevelName(config.access_log_level)
 
     def endpoints(service: VerdictServicer) -> Mapping[str, Any]:
@@ -302,7 +315,9 @@ def connect_application(
             behavior = getattr(service, method.name)
             table[f"/{SERVICE_NAME}/{method.name}"] = Endpoint.unary(
                 info,
-                _endpoint_function(behavior, series, None if method.name in EXEMPT_METHODS else admission, access),
+                _endpoint_function(
+                    behavior, series, None if method.name in EXEMPT_METHODS else admission, access, peers
+                ),
             )
         return table
 
@@ -312,19 +327,21 @@ def connect_application(
         interceptors=[_EdgeRule()],
         read_max_bytes=config.max_message_bytes,
         codecs=[_LenientCodec(codec) for codec in google_protobuf_codecs()],
+        compressions=[BoundedGzip()],
     )
     # OpenAI's graders run/validate routes, through the same door as Evaluate (graders_http.py).
     evaluate = MethodSeries(metrics, f"/{SERVICE_NAME}/Evaluate", "unary", access_level)
     return GradersHttp(
         application,
-        lambda behavior: _endpoint_function(behavior, evaluate, admission, access),
+        lambda behavior: _endpoint_function(behavior, evaluate, admission, access, peers),
         servicer.Evaluate,
         max_bytes=config.max_message_bytes,
     )
 
 
 class ConnectServer:
-    """The HTTP port: Hypercorn serving the Connect application in this event loop.
+    """The HTTP port: Hypercorn's protocol stack serving the Connect application in this event loop, behind
+    `HttpTransport`'s connection bounds (a cap, the handshake timeout, deadlines for the head and the body).
 
     The socket is bound at construction, so an address in use fails startup with a ConfigError naming
     `http_address` before anything else starts, and port 0 can be read back."""
@@ -332,28 +349,26 @@ class ConnectServer:
     def __init__(
         self,
         app: ASGIApp,
-        address: str,
+        config: Config,
+        metrics: Metrics,
         *,
-        grace_seconds: float,
-        certfile: str = "",
-        keyfile: str = "",
+        certificates: Certificates | None = None,
+        identities: dict[str, tuple[str, ...]] | None = None,
         reuse_port: bool = False,
     ) -> None:
+        address = config.http_address
         self._config = HypercornConfig()
         self._config.bind = [address]
         # Hypercorn sets SO_REUSEPORT on the sockets it binds exactly when it runs several worker processes (its only
         # other use of `workers` is on Windows). Verdict's supervisor runs the workers, each binding this same port.
         self._config.workers = 2 if reuse_port else 1
-        if certfile:
-            # TLS with the server's certificate, read at startup (the gRPC and /metrics ports follow file changes;
-            # this port needs a restart to pick up a rotated certificate).
-            self._config.certfile = certfile
-            self._config.keyfile = keyfile
-            self._config.alpn_protocols = ["h2", "http/1.1"]
         self._config.accesslog = None  # Verdict's own access log covers these calls, in the configured format
         self._config.errorlog = logging.getLogger("verdict.http")
-        self._config.graceful_timeout = grace_seconds
+        self._config.graceful_timeout = config.grace_period_seconds
         self._config.h2_max_inbound_frame_size = 2**14
+        self._config.h2_max_concurrent_streams = max(1, min(config.max_concurrent_streams or 100, 100))
+        self._config.keep_alive_timeout = config.http_idle_timeout_seconds
+        self._config.read_timeout = max(1, int(config.http_body_timeout_seconds))
         try:
             self._sockets = self._config.create_sockets()
         except OSError as exc:
@@ -362,18 +377,30 @@ class ConnectServer:
             raise ConfigError("http_address", f"must be host:port, got {address!r} ({exc})") from None
         listening = self._sockets.secure_sockets + self._sockets.insecure_sockets
         for sock in listening:
-            # Listening now (Hypercorn listens again when it starts) makes connections made right after start() wait
-            # in the backlog instead of being refused.
+            # Listening now (the transport listens again when it starts) makes connections made right after start()
+            # wait in the backlog instead of being refused.
             sock.listen(self._config.backlog)
         self.port = int(listening[0].getsockname()[1])
-        self._app = wrap_app(app, self._config.wsgi_max_body_size, "asgi")
+        self.transport = HttpTransport(
+            wrap_app(
+                StrictFraming(BodyDeadline(app, config.http_body_timeout_seconds)),
+                self._config.wsgi_max_body_size,
+                "asgi",
+            ),
+            self._config,
+            self._sockets,
+            certificates=certificates,
+            max_connections=connection_cap(config.http_max_connections),
+            handshake_timeout=config.handshake_timeout_seconds,
+            rejected=metrics.http_connections_rejected,
+        )
+        if identities is not None:
+            self.transport.identities = identities
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
-        self._task = asyncio.ensure_future(
-            worker_serve(self._app, self._config, sockets=self._sockets, shutdown_trigger=self._stop.wait)
-        )
+        self._task = asyncio.ensure_future(self.transport.serve(self._stop.wait))
 
     async def stop(self, grace: float) -> None:
         """Stop accepting, let calls in flight finish for up to `grace` seconds, then close."""

@@ -8,12 +8,18 @@ pipeline parses it without a grok pattern. Structured fields travel as `extra={"
 formats (`key=value` in text).
 
 Stdout is left to the decision log (when its sink is `stdout`), so no stream mixes two formats.
+
+Credentials never reach a line. The libraries that see request headers (`HEADER_LOGGERS`: hpack decodes every
+HTTP/2 header, `authorization` included, and logs it at DEBUG) are pinned at INFO whatever `log_level` says, and every
+formatted line passes through `redact_secrets`, which masks bearer credentials and `authorization` values as the text
+means them: a spelling with JSON `\\u` escapes is decoded before it is matched, so `\\u0042earer sk-...` is caught too.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 from datetime import UTC, datetime
 from typing import Any, TextIO
@@ -21,7 +27,47 @@ from typing import Any, TextIO
 from verdict.rpc.context import current_call
 from verdict.server.log_stream import CoalescingStreamHandler
 
-__all__ = ["CallContextFilter", "JsonFormatter", "TextFormatter", "configure_logging"]
+__all__ = [
+    "HEADER_LOGGERS",
+    "REDACTED",
+    "CallContextFilter",
+    "JsonFormatter",
+    "TextFormatter",
+    "configure_logging",
+    "redact_secrets",
+]
+
+HEADER_LOGGERS = ("hpack", "h2", "h11", "hypercorn", "httpcore", "httpx", "urllib3", "grpc", "connectrpc")
+"""Loggers of libraries that handle request or response headers: never below INFO, where they print them."""
+
+REDACTED = "[REDACTED]"
+_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
+_SECRETS = re.compile(
+    r"(?i)(\bbearer\s+|\bbasic\s+|\bauthorization\b[\"']?\s*[:=,]\s*[\"']?(?:bearer\s+)?)[^\s\"',;}\]\\]+"
+)
+
+
+def redact_secrets(line: str) -> str:
+    """`line` with bearer credentials and `authorization` values masked, matched on the decoded text: when JSON `\\u`
+    escapes hide one, the line is given back decoded and masked (the escapes carry no meaning a reader needs)."""
+    masked = _SECRETS.sub(lambda m: m.group(1) + REDACTED, line)
+    if "\\u" not in line:
+        return masked
+    decoded = _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), line)
+    decoded_masked = _SECRETS.sub(lambda m: m.group(1) + REDACTED, decoded)
+    return decoded_masked if decoded_masked != decoded else masked
+
+
+class _Redacting(logging.Formatter):
+    """Any formatter's line, through `redact_secrets`."""
+
+    def __init__(self, inner: logging.Formatter) -> None:
+        super().__init__()
+        self._inner = inner
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact_secrets(self._inner.format(record))
+
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s [%(call)s] %(message)s"
 
@@ -95,6 +141,9 @@ def configure_logging(log_format: str, level: str, *, stream: TextIO | None = No
     """Route every log record of the process to one stream (stderr by default) in one format; returns the handler."""
     handler = CoalescingStreamHandler(stream or sys.stderr)  # one write per event-loop turn (log_stream.py)
     handler.addFilter(CallContextFilter())
-    handler.setFormatter(JsonFormatter() if log_format == "json" else TextFormatter())
+    handler.setFormatter(_Redacting(JsonFormatter() if log_format == "json" else TextFormatter()))
     logging.basicConfig(level=level, handlers=[handler], force=True)
+    for name in HEADER_LOGGERS:
+        library = logging.getLogger(name)
+        library.setLevel(max(logging.INFO, library.getEffectiveLevel()))
     return handler

@@ -29,7 +29,7 @@ record, the bounded buffer and its drain thread, and the rpc layer's one call in
 
 from __future__ import annotations
 
-from verdict.rpc.decisions.log import DecisionLog, build_decision_log, record_call
+from verdict.rpc.decisions.log import DecisionLog, build_decision_log, record_call, record_refusal
 from verdict.rpc.decisions.records import failure
 from verdict.rpc.decisions.sinks import FileSink, HttpSink, Sink, StreamSink
 
@@ -42,4 +42,5 @@ __all__ = [
     "build_decision_log",
     "failure",
     "record_call",
+    "record_refusal",
 ]

@@ -4,6 +4,7 @@ bounded buffer (dropping and counting when full), and drains the buffer into a s
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import queue
@@ -28,7 +29,7 @@ from verdict.rpc.context import CallContext, current_call
 from verdict.rpc.decisions.records import call_result, evaluated, evaluator_type, input_digests
 from verdict.rpc.decisions.sinks import FileSink, HttpSink, Sink, StreamSink
 
-__all__ = ["REDACTED", "DecisionLog", "build_decision_log", "record_call"]
+__all__ = ["REDACTED", "DecisionLog", "build_decision_log", "record_call", "record_refusal"]
 
 log = logging.getLogger("verdict.decisions")
 
@@ -212,6 +213,19 @@ def record_call(
     else:
         code = "Canceled"
     decisions.record(rpc, decoded, result=result, code=code, started=started)
+
+
+def record_refusal(decisions: DecisionLog | None, rpc: str, error: VerdictError) -> None:
+    """A VerdictService call refused before the servicer (by the auth gate, or shed by admission control) leaves a
+    decision record as an answered call does: its code, its reason and the principal the gate had authenticated, so
+    an audit of the log sees every call that was turned away, on both ports."""
+    if decisions is None:
+        return
+    call = current_call.get()
+    if call is not None and not call.principal:
+        call = dataclasses.replace(call, principal=str(call.learned.get("principal", "")))
+    code = grpc_code_label(getattr(grpc.StatusCode, error.code_name))
+    decisions.record(rpc, None, result={"reason": error.reason}, code=code, started=time.perf_counter(), call=call)
 
 
 def build_decision_log(

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from google.protobuf import message
+from google.rpc import code_pb2, error_details_pb2
 
 from verdict.errors import VerdictError
 from verdict.evaluators import load_evaluate_block
@@ -65,7 +66,28 @@ def call_result(rpc: str, response: Any) -> dict[str, Any]:
         return {"verdict": response.verdict}
     if rpc == "ListEvaluators":
         return {"evaluators": len(response.evaluators)}
+    if rpc in ("BatchVerifyResponses", "BatchEvaluate"):
+        # Each item's verdict, or the code and reason it alone failed with, in order: a batch record that only said
+        # "OK" could not be replayed or audited item by item.
+        item_rpc = "VerifyResponse" if rpc == "BatchVerifyResponses" else "Evaluate"
+        return {"items": [_item_result(item_rpc, result) for result in response.results]}
     return {}
+
+
+def _item_result(rpc: str, result: Any) -> dict[str, Any]:
+    if result.HasField("error"):
+        reason = next((info.reason for info in _error_infos(result.error)), "")
+        return {"code": code_pb2.Code.Name(result.error.code), "reason": reason}
+    return call_result(rpc, result.response)
+
+
+def _error_infos(status: Any) -> list[error_details_pb2.ErrorInfo]:
+    infos = []
+    for detail in status.details:
+        info = error_details_pb2.ErrorInfo()
+        if detail.Unpack(info):
+            infos.append(info)
+    return infos
 
 
 def evaluator_type(request: Any, converted: Mapping[str, Any] | None = None, error: VerdictError | None = None) -> str:

@@ -34,6 +34,7 @@ from verdict.errors import ResourceExhausted, Unauthenticated, VerdictError
 from verdict.metrics import OTHER, LabelFolder, Metrics
 from verdict.rpc import SERVICE_NAME, to_status
 from verdict.rpc.context import current_call
+from verdict.rpc.decisions import DecisionLog, record_refusal
 from verdict.security.gate import ANONYMOUS, Caller, Gate, bearer_token, current_caller
 from verdict.security.tls import peer_identities
 from verdict.server.interceptors.base import HandlerInterceptor, rewrap
@@ -89,6 +90,13 @@ class AccessInterceptor(HandlerInterceptor):
         self.active = gate.enabled or bool(per_connection) or bool(per_principal)
         """False with auth off and no in-flight limits: nothing to check, so calls skip this layer entirely (every
         caller is the unchecked anonymous one, `current_caller`'s default) and pay nothing for it."""
+        self.decisions: DecisionLog | None = None
+        """Where refusals are recorded (set by the assembly once the decision log exists)."""
+
+    def record_refusal(self, method: str, error: VerdictError) -> None:
+        """A VerdictService call the gate refused leaves a decision record (its code and reason), as an answered call
+        does: an audit of the log sees who was turned away, on both ports."""
+        record_refusal(self.decisions, method, error)
 
     def intercept_handler(self, handler: grpc.RpcMethodHandler, full_method: str) -> grpc.RpcMethodHandler:
         service, _, method = full_method.lstrip("/").rpartition("/")
@@ -201,6 +209,8 @@ class AccessInterceptor(HandlerInterceptor):
         async def refuse(context: grpc.aio.ServicerContext[Any, Any], error: VerdictError) -> None:
             principal = error.metadata.get("principal", "-")
             log.info("refused %s/%s principal=%s: %s (%s)", service, method, principal, error.reason, error.code_name)
+            if service == SERVICE_NAME:
+                self.record_refusal(method, error)
             await context.abort_with_status(to_status(error))
 
         if inspect.isasyncgenfunction(behavior):

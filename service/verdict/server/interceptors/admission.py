@@ -49,6 +49,7 @@ from verdict.config.keys import Config
 from verdict.errors import DeadlineTooShort, ResourceExhausted, Unavailable, VerdictError
 from verdict.metrics import Metrics
 from verdict.rpc import SERVICE_NAME, to_status
+from verdict.rpc.decisions import DecisionLog, record_refusal
 from verdict.server.interceptors.base import HandlerInterceptor, rewrap
 
 __all__ = ["Admission", "AdmissionInterceptor", "AdmissionLimits"]
@@ -120,6 +121,8 @@ class Admission:
         self.draining = False
         self.last_arrival = 0.0
         """When the last call arrived (the clock's seconds): the drain waits until calls stop arriving."""
+        self.decisions: DecisionLog | None = None
+        """Where sheds are recorded (set by the assembly once the decision log exists)."""
         metrics.admission_running.set_function(lambda: self._running)
         metrics.admission_queued.set_function(lambda: len(self._waiters))
 
@@ -259,9 +262,9 @@ class AdmissionInterceptor(HandlerInterceptor):
         service, _, method = full_method.lstrip("/").rpartition("/")
         if service != SERVICE_NAME or method in EXEMPT_METHODS or not handler.unary_unary:
             return handler
-        return rewrap(handler, lambda behavior, _shape: self._admitted(behavior), "unary_unary")
+        return rewrap(handler, lambda behavior, _shape: self._admitted(behavior, method), "unary_unary")
 
-    def _admitted(self, behavior: Any) -> Any:
+    def _admitted(self, behavior: Any, method: str) -> Any:
         admission = self.admission
 
         async def admitted(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
@@ -269,6 +272,7 @@ class AdmissionInterceptor(HandlerInterceptor):
                 await admission.enter(context.time_remaining())
             except VerdictError as error:
                 log.info("shed: %s (%s)", error.reason, error.code_name)
+                record_refusal(admission.decisions, method, error)
                 await context.abort_with_status(to_status(error))
                 return None
             started = time.monotonic()
