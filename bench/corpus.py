@@ -21,10 +21,30 @@ from pathlib import Path
 from verdict.verify.model import Verdict
 from verdict.verify.offline import verify_offline
 
-__all__ = ["CHECKSUM_PATH", "CORPUS_PATH", "Answer", "Figures", "answers", "load", "measure"]
+__all__ = [
+    "CHECKSUM_PATH",
+    "CORPUS_PATH",
+    "CORPUS_PATHS",
+    "LONG_TAIL_PATH",
+    "Answer",
+    "Figures",
+    "answers",
+    "checksum_path",
+    "load",
+    "measure",
+]
 
 CORPUS_PATH = Path(__file__).resolve().parents[1] / "tests" / "corpus" / "verify.jsonl.xz"
 CHECKSUM_PATH = CORPUS_PATH.with_name("verify.jsonl.xz.sha256")
+LONG_TAIL_PATH = CORPUS_PATH.with_name("verify-long-tail.jsonl.xz")
+"""The second file: the languages added after the first was pinned (HTML, SQL), so its rows never move."""
+CORPUS_PATHS = (CORPUS_PATH, LONG_TAIL_PATH)
+
+
+def checksum_path(path: Path) -> Path:
+    """The file pinning `path`'s sha256."""
+    return path.with_name(path.name + ".sha256")
+
 
 EXPECTED = {
     "intact": None,
@@ -50,14 +70,18 @@ class Answer:
         return EXPECTED[self.kind]
 
 
-def load(path: Path = CORPUS_PATH) -> list[dict[str, object]]:
-    """The corpus rows, after checking the pinned checksum (a changed corpus must be rebuilt and re-pinned)."""
-    packed = path.read_bytes()
-    pinned = CHECKSUM_PATH.read_text().split()[0]
-    digest = hashlib.sha256(packed).hexdigest()
-    if digest != pinned:
-        raise ValueError(f"{path.name} has sha256 {digest}, the pinned one is {pinned}")
-    return [json.loads(line) for line in lzma.decompress(packed).decode().splitlines()]
+def load(paths: tuple[Path, ...] = CORPUS_PATHS) -> list[dict[str, object]]:
+    """The corpus rows of every file, after checking each pinned checksum (a changed file must be rebuilt and
+    re-pinned)."""
+    rows: list[dict[str, object]] = []
+    for path in paths:
+        packed = path.read_bytes()
+        pinned = checksum_path(path).read_text().split()[0]
+        digest = hashlib.sha256(packed).hexdigest()
+        if digest != pinned:
+            raise ValueError(f"{path.name} has sha256 {digest}, the pinned one is {pinned}")
+        rows.extend(json.loads(line) for line in lzma.decompress(packed).decode().splitlines())
+    return rows
 
 
 def answers(rows: list[dict[str, object]]) -> Iterator[Answer]:

@@ -36,7 +36,7 @@ from pathlib import Path
 
 import tree_sitter
 
-from bench.corpus import CHECKSUM_PATH, CORPUS_PATH
+from bench.corpus import CORPUS_PATH, LONG_TAIL_PATH, checksum_path
 from verdict.verify.tree_syntax import GRAMMARS
 
 MAX_FILE_BYTES = 12_000
@@ -117,6 +117,19 @@ SOURCES = (
     Source("toml", ("/usr/src/rustc-1.63.0/**/*.toml", "/root/.pyenv/versions/3.13.0/lib/**/*.toml"), ("toml",)),
 )
 
+LONG_TAIL_SOURCES = (
+    Source("html", ("/usr/share/doc/**/*.html", "/usr/share/**/*.html"), ("html", "htm"), exclude=r"/tests?/"),
+    Source("sql", ("/usr/share/postgresql*/**/*.sql",), ("sql",)),
+    Source("postgresql", ("/usr/share/postgresql*/**/*.sql",), ("postgresql", "postgres", "psql")),
+)
+"""The languages written to the second corpus file (`tests/corpus/verify-long-tail.jsonl.xz`), so the first one's
+rows stay exactly as they were measured. The SQL material is PostgreSQL's own extension scripts, read once with the
+common-dialect checker (`sql`) and once with the PostgreSQL one."""
+
+_HTML_OPTIONAL_END = re.compile(
+    rb"</(?:p|li|dt|dd|option|optgroup|tr|td|th|tbody|thead|tfoot|colgroup|caption|html|head|body|rt|rp)\s*>", re.I
+)
+
 
 def _files(source: Source) -> Iterator[tuple[str, str]]:
     """(path, text) of every readable UTF-8 file of a source, in path order."""
@@ -146,6 +159,12 @@ def _closers(language: str, text: str) -> list[tuple[int, int, int]]:
         hidden = [m.span() for m in re.finditer(rb"(?s)<!--.*?-->|<!\[CDATA\[.*?\]\]>", data)]
         tags = [m.span() for m in re.finditer(rb"</[A-Za-z_][\w.:-]*\s*>", data)]
         return [(start, end, 0) for start, end in tags if not any(a <= start < b for a, b in hidden)]
+    if language == "html":
+        hidden = [m.span() for m in re.finditer(rb"(?is)<!--.*?-->|<script.*?</script>|<style.*?</style>", data)]
+        tags = [m.span() for m in re.finditer(rb"</[A-Za-z][\w-]*\s*>", data) if not _HTML_OPTIONAL_END.match(m[0])]
+        return [(start, end, 0) for start, end in tags if not any(a <= start < b for a, b in hidden)]
+    if language in ("sql", "postgresql"):
+        return _sql_closers(data)
     if language == "python":
         return _python_closers(text)
     if language == "json":
@@ -196,6 +215,25 @@ def _python_closers(text: str) -> list[tuple[int, int, int]]:
                     found.append((start, start + 1, opened))
     except (tokenize.TokenError, SyntaxError):
         return []
+    return found
+
+
+def _sql_closers(data: bytes) -> list[tuple[int, int, int]]:
+    """Closing parentheses of SQL outside its strings, quoted names, comments and dollar-quoted bodies."""
+    hidden = [m.span() for m in re.finditer(rb"(?s)'(?:[^']|'')*'|\"[^\"]*\"|--[^\n]*|/\*.*?\*/|(\$\w*\$).*?\1", data)]
+    found: list[tuple[int, int, int]] = []
+    openers: list[int] = []
+    position = 0
+    for start, end in [*hidden, (len(data), len(data))]:
+        for index in range(position, start):
+            byte = data[index]
+            if byte == 0x28:
+                openers.append(index)
+            elif byte == 0x29 and openers:
+                opened = openers.pop()
+                if data[opened:index].count(b"\n"):
+                    found.append((index, index + 1, opened))
+        position = max(position, end)
     return found
 
 
@@ -266,10 +304,10 @@ def _readable(text: str) -> bool:
     return len(text) >= 40 and bool(text.strip()) and max(map(len, text.splitlines()), default=0) <= 400
 
 
-def build(per_language: int, rng: random.Random) -> list[dict[str, object]]:
+def build(per_language: int, rng: random.Random, sources: tuple[Source, ...] = SOURCES) -> list[dict[str, object]]:
     """Intact samples and their breakages, per language."""
     rows: list[dict[str, object]] = []
-    for source in SOURCES:
+    for source in sources:
         files = [(path, text) for path, text in _files(source) if _readable(text)]
         rng.shuffle(files)
         intact: list[tuple[str, str, str]] = []
@@ -321,15 +359,17 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--per-language", type=int, default=200)
     parser.add_argument("--dry-run", action="store_true")
+    parser.add_argument("--long-tail", action="store_true", help="build the second file (LONG_TAIL_SOURCES)")
     args = parser.parse_args(argv)
-    rows = build(args.per_language, random.Random(SEED))
+    sources, path = (LONG_TAIL_SOURCES, LONG_TAIL_PATH) if args.long_tail else (SOURCES, CORPUS_PATH)
+    rows = build(args.per_language, random.Random(SEED), sources)
     payload = "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows).encode()
     packed = lzma.compress(payload, preset=9 | lzma.PRESET_EXTREME)
     print(f"{len(rows)} rows, {len(payload)} bytes, {len(packed)} packed", file=sys.stderr)
     if not args.dry_run:
-        CORPUS_PATH.parent.mkdir(parents=True, exist_ok=True)
-        CORPUS_PATH.write_bytes(packed)
-        CHECKSUM_PATH.write_text(hashlib.sha256(packed).hexdigest() + "  " + CORPUS_PATH.name + "\n")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(packed)
+        checksum_path(path).write_text(hashlib.sha256(packed).hexdigest() + "  " + path.name + "\n")
     return 0
 
 
