@@ -48,9 +48,12 @@ def checksum_path(path: Path) -> Path:
 
 EXPECTED = {
     "intact": None,
+    "untagged": None,
     "cut_open": Verdict.TRUNCATED,
     "cut_closed": Verdict.MALFORMED,
     "drop_closer": Verdict.MALFORMED,
+    "drop_quote": Verdict.MALFORMED,
+    "drop_colon": Verdict.MALFORMED,
 }
 """The verdict each kind of sample deserves (None: anything but a failure)."""
 
@@ -94,15 +97,17 @@ def answers(rows: list[dict[str, object]]) -> Iterator[Answer]:
         data = code.encode()
         if kind in ("cut_open", "cut_closed"):
             code = data[: int(str(row["cut"]))].decode("utf-8", "replace")
-        elif kind == "drop_closer":
+        elif kind in ("drop_closer", "drop_quote", "drop_colon"):
             start, end = (int(value) for value in row["drop"])  # type: ignore[attr-defined]
             code = (data[:start] + data[end:]).decode("utf-8", "replace")
         if not code.endswith("\n"):
             code += "\n"
         fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"(?m)^\s*(`+)", code)), default=0))
-        opening = f"Here is the code you asked for:\n\n{fence}{base['tag']}\n{code}"
+        tag = "" if kind == "untagged" else base["tag"]
+        opening = f"Here is the code you asked for:\n\n{fence}{tag}\n{code}"
         text = opening if kind == "cut_open" else f"{opening}{fence}\n\nIt keeps the existing behaviour.\n"
-        yield Answer(str(row["id"]), str(base["lang"]), kind, text, len(code.encode()))
+        language = f"untagged {base['lang']}" if kind == "untagged" else str(base["lang"])
+        yield Answer(str(row["id"]), language, kind, text, len(code.encode()))
 
 
 @dataclass
@@ -119,7 +124,16 @@ class Figures:
     seconds: float = 0.0
     parsed_bytes: int = 0
     parsed_seconds: float = 0.0
+    ok: int = 0
+    """Intact samples that came back ok (the rest of the intact ones were unverifiable or false positives)."""
+    kinds: dict[str, list[int]] = field(default_factory=dict)
+    """Per breakage kind: [samples, caught as expected]."""
     misses: list[str] = field(default_factory=list)
+
+    @property
+    def coverage(self) -> float:
+        """The share of intact samples that came back ok: checked, not merely not charged."""
+        return self.ok / self.intact if self.intact else 0.0
 
     @property
     def false_positive_rate(self) -> float:
@@ -152,8 +166,9 @@ def measure(rows: list[dict[str, object]]) -> dict[str, Figures]:
         verdict = verify_offline(answer.text, finish_reason="stop").verdict
         elapsed = time.perf_counter() - started
         figure = figures.setdefault(answer.language, Figures())
-        if answer.kind == "intact":
+        if answer.expected is None:
             figure.intact += 1
+            figure.ok += verdict is Verdict.OK
             figure.code_bytes += answer.code_bytes
             figure.seconds += elapsed
             if verdict is Verdict.OK:
@@ -170,6 +185,9 @@ def measure(rows: list[dict[str, object]]) -> dict[str, Figures]:
         else:
             figure.broken += 1
             figure.malformed += verdict is Verdict.MALFORMED
+            counts = figure.kinds.setdefault(answer.kind, [0, 0])
+            counts[0] += 1
+            counts[1] += verdict is Verdict.MALFORMED
             if verdict is not Verdict.MALFORMED:
                 figure.misses.append(f"{answer.id}: {verdict.value} on a {answer.kind}")
     return figures

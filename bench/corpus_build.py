@@ -36,7 +36,8 @@ from pathlib import Path
 
 import tree_sitter
 
-from bench.corpus import CORPUS_PATH, LONG_TAIL_PATH, checksum_path
+from bench.corpus import CORPUS_PATH, LONG_TAIL_PATH, checksum_path, load
+from verdict.verify.fences import scan_fences
 from verdict.verify.tree_syntax import GRAMMARS
 
 MAX_FILE_BYTES = 12_000
@@ -121,6 +122,16 @@ LONG_TAIL_SOURCES = (
     Source("html", ("/usr/share/doc/**/*.html", "/usr/share/**/*.html"), ("html", "htm"), exclude=r"/tests?/"),
     Source("sql", ("/usr/share/postgresql*/**/*.sql",), ("sql",)),
     Source("postgresql", ("/usr/share/postgresql*/**/*.sql",), ("postgresql", "postgres", "psql")),
+    Source(
+        "markdown",
+        (
+            "/usr/share/doc/**/*.md",
+            "/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages/**/*.md",
+            "/usr/lib/node_modules/**/*.md",
+        ),
+        ("markdown", "md"),
+        exclude=r"/tests?/|CHANGELOG|HISTORY",
+    ),
 )
 """The languages written to the second corpus file (`tests/corpus/verify-long-tail.jsonl.xz`), so the first one's
 rows stay exactly as they were measured. The SQL material is PostgreSQL's own extension scripts, read once with the
@@ -165,6 +176,8 @@ def _closers(language: str, text: str) -> list[tuple[int, int, int]]:
         return [(start, end, 0) for start, end in tags if not any(a <= start < b for a, b in hidden)]
     if language in ("sql", "postgresql"):
         return _sql_closers(data)
+    if language == "markdown":
+        return _markdown_closers(text)
     if language == "python":
         return _python_closers(text)
     if language == "json":
@@ -215,6 +228,20 @@ def _python_closers(text: str) -> list[tuple[int, int, int]]:
                     found.append((start, start + 1, opened))
     except (tokenize.TokenError, SyntaxError):
         return []
+    return found
+
+
+def _markdown_closers(text: str) -> list[tuple[int, int, int]]:
+    """The closing fence lines of a Markdown document's nested blocks (their whole line, newline kept out)."""
+    offsets = [0]
+    for line in text.encode().split(b"\n"):
+        offsets.append(offsets[-1] + len(line) + 1)
+    found = []
+    for block in scan_fences(text):
+        if block.closed and block.indent == 0 and block.body_lines:
+            closer = block.line + block.body_lines  # zero-based index of the closing fence line
+            if closer + 1 < len(offsets):
+                found.append((offsets[closer], offsets[closer + 1] - 1, offsets[block.line - 1]))
     return found
 
 
@@ -355,6 +382,65 @@ def build(per_language: int, rng: random.Random, sources: tuple[Source, ...] = S
     return rows
 
 
+QUOTED_STRINGS = {
+    "javascript": ("string",),
+    "typescript": ("string",),
+    "java": ("string_literal",),
+    "c": ("string_literal",),
+    "cpp": ("string_literal",),
+    "csharp": ("string_literal",),
+    "go": ("interpreted_string_literal",),
+    "rust": ("string_literal",),
+}
+"""The string node of each C-family grammar whose closing quote a `drop_quote` breakage deletes."""
+
+UNTAGGED = ("python", "c", "cpp", "json", "xml", "go", "rust")
+"""Languages whose intact samples are also shown without a tag (`untagged` rows: never a failure)."""
+
+
+def shape_rows(base: list[dict[str, object]], rng: random.Random) -> list[dict[str, object]]:
+    """Breakages and shapes the first file lacks, as edits of its intact samples (referenced by id):
+
+    - `drop_quote`: the closing `"` of a one-line string literal deleted (C-family languages);
+    - `drop_colon`: the `:` of a CSS declaration deleted;
+    - `untagged`: the intact sample with no info string on its fence."""
+    rows: list[dict[str, object]] = []
+    for row in base:
+        if "text" not in row:
+            continue
+        language, text, sample_id = str(row["lang"]), str(row["text"]), str(row["id"])
+        data = text.encode()
+        if language in QUOTED_STRINGS or language == "css":
+            tree = _parser(language).parse(data)
+            wanted = QUOTED_STRINGS.get(language, ("declaration",))
+            picks: list[tuple[int, int]] = []
+            cursor = tree.root_node.walk()
+            while True:
+                node = cursor.node
+                assert node is not None
+                if node.type in wanted and node.start_point[0] == node.end_point[0] and not node.has_error:
+                    if language == "css":
+                        colons = [child for child in node.children if child.type == ":"]
+                        picks.extend((colon.start_byte, colon.end_byte) for colon in colons[:1])
+                    elif node.children and node.children[-1].type == '"' and data[node.start_byte] == ord('"'):
+                        picks.append((node.children[-1].start_byte, node.children[-1].end_byte))
+                if cursor.goto_first_child():
+                    continue
+                while not cursor.goto_next_sibling():
+                    if not cursor.goto_parent():
+                        break
+                else:
+                    continue
+                break
+            if picks:
+                kind = "drop_colon" if language == "css" else "drop_quote"
+                start, end = rng.choice(picks)
+                rows.append({"id": f"{sample_id}-{kind}", "of": sample_id, "kind": kind, "drop": [start, end]})
+        if language in UNTAGGED and rng.random() < 0.5:
+            rows.append({"id": f"{sample_id}-untagged", "of": sample_id, "kind": "untagged"})
+    return rows
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--per-language", type=int, default=200)
@@ -363,6 +449,8 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     sources, path = (LONG_TAIL_SOURCES, LONG_TAIL_PATH) if args.long_tail else (SOURCES, CORPUS_PATH)
     rows = build(args.per_language, random.Random(SEED), sources)
+    if args.long_tail:
+        rows += shape_rows(load((CORPUS_PATH,)), random.Random(SEED + 1))
     payload = "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows).encode()
     packed = lzma.compress(payload, preset=9 | lzma.PRESET_EXTREME)
     print(f"{len(rows)} rows, {len(payload)} bytes, {len(packed)} packed", file=sys.stderr)

@@ -7,7 +7,7 @@ import pytest
 
 from verdict.verify.model import Verdict
 from verdict.verify.offline import verify_offline
-from verdict.verify.recognise import not_code, recognise, shell_command
+from verdict.verify.recognise import Recognition, not_code, recognise, shell_command
 
 
 def _answer(tag: str, body: str, closed: bool = True) -> str:
@@ -107,3 +107,18 @@ def test_line_classifiers() -> None:
     assert not not_code("x = [1, 2, 3]")
     assert not not_code("});")
     assert not not_code("if (a) {")
+
+
+def test_leading_comments_and_docstrings_do_not_hide_the_evidence() -> None:
+    python = '#!/no/shebang here\n"""A module.\n\nMore words.\n"""\n# comment\nimport os\n'
+    assert recognise(python.replace("#!/no/shebang here\n", "")) == Recognition(
+        "python", "a Python header first (import os)"
+    )
+    go = '// Copyright 2020\n// license\n\npackage main\n\nimport "fmt"\n'
+    recognition = recognise(go)
+    assert recognition is not None
+    assert recognition.language == "go"
+    rust = "//! Crate docs\nuse std::collections::HashMap;\n"
+    recognition = recognise(rust)
+    assert recognition is not None
+    assert recognition.language == "rust"

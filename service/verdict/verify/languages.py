@@ -18,6 +18,7 @@ from enum import StrEnum
 
 from verdict.verify.html_syntax import check_html
 from verdict.verify.json_syntax import check_json
+from verdict.verify.markdown_syntax import check_markdown
 from verdict.verify.markup_syntax import check_toml, check_xml
 from verdict.verify.model import CodeCheck
 from verdict.verify.python_syntax import check_python
@@ -372,11 +373,14 @@ LANGUAGES = Languages(
         ),
         LanguageRecord(
             "markdown",
-            ("md", "mdx", "gfm"),
-            "other",
-            Runs.NOT_CHECKED,
-            unchecked="{name}: any text is Markdown; nothing structural to check",
-            reports_word=True,
+            ("md", "mdx", "gfm", "commonmark"),
+            "markdown",
+            Runs.IN_PROCESS,
+            check_markdown,
+            sees="nested fences left open, found by the CommonMark scanner that reads the answer's own fences",
+            blind_to="the nested blocks' code (a document's examples are often excerpts); prose, tables and lists, "
+            "which any text satisfies; a document without nested fences is unverifiable",
+            leniencies=("a nested fence its list item or quote closes is sloppy, not open",),
         ),
         LanguageRecord(
             "text",

@@ -87,6 +87,7 @@ def recognise(body: str) -> Recognition | None:
         return None
     lines = [line for line in stripped.splitlines() if line.strip()]
     first = lines[0].strip()
+    code = _first_code_line(lines)
     shebang = _SHEBANG.match(stripped)
     if shebang and shebang.group(1) in _SHELLS:
         return Recognition(_SHELLS[shebang.group(1)], f"a #!{shebang.group(1)} line")
@@ -100,14 +101,14 @@ def recognise(body: str) -> Recognition | None:
         if _CPP.search(text):
             return Recognition("cpp", "#include lines and C++ (std::, namespace, template or class)")
         return Recognition("c", "#include lines")
-    if _PYTHON_HEAD.match(first) and not _BRACE_LINE.search(text):
-        return Recognition("python", f"a Python header first ({first[:40]})")
+    if _PYTHON_HEAD.match(code) and not _BRACE_LINE.search(text):
+        return Recognition("python", f"a Python header first ({code[:40]})")
     if _JSON_START.match(stripped) and stripped[-1] in "}]" and (stripped[0] == "{") == (stripped[-1] == "}"):
         return Recognition("json", "a JSON document")
-    if re.match(r"package\s+\w+\s*$", first) and re.search(r"(?m)^func\s", text):
-        return Recognition("go", "package and func lines")
-    if re.search(r"(?m)^(?:pub\s+)?fn\s+main\s*\(\s*\)|^use\s+std::", text):
-        return Recognition("rust", "fn main() or use std::")
+    if re.match(r"package\s+\w+\s*$", code) and re.search(r"(?m)^(?:func|import|type|var|const)\b", text):
+        return Recognition("go", "a package line, then Go declarations")
+    if _RUST_USE.search(text) or (_RUST_FN.search(text) and _RUST_BODY.search(text)):
+        return Recognition("rust", "use of a crate path (std::, core::, crate::) or fn items with Rust bodies")
     if re.search(r"(?m)^\s*public\s+(?:final\s+)?class\s+\w+", text) and re.search(
         r"(?m)^import\s+java\.|System\.out", text
     ):
@@ -118,6 +119,33 @@ def recognise(body: str) -> Recognition | None:
     if code_lines and all(shell_command(line) for line in code_lines):
         return Recognition("shell", "every line a command of a well-known tool")
     return None
+
+
+_RUST_USE = re.compile(r"(?m)^(?:pub(?:\([\w:]+\))?[ \t]+)?use[ \t]+(?:std|core|alloc|crate|super|self)::")
+_RUST_FN = re.compile(r"(?m)^[ \t]*(?:pub(?:\([\w:]+\))?[ \t]+)?(?:const[ \t]+|unsafe[ \t]+|async[ \t]+)*fn[ \t]+\w+")
+_RUST_BODY = re.compile(r"&self|&mut[ \t]|\blet[ \t]+mut\b|\)[ \t]*->[ \t]*[\w&(\[]|\bimpl\b.*\bfor\b")
+_LINE_COMMENT = re.compile(r"^[ \t]*(?://|#(?![!\[])|--|/\*|\*)")
+_DOCSTRING = re.compile(r'^[ \t]*[rRuUbB]?("""|\'\'\')')
+
+
+def _first_code_line(lines: list[str]) -> str:
+    """The first line that is not a comment, a license block or a leading docstring (stripped)."""
+    index = 0
+    while index < len(lines) and _LINE_COMMENT.match(lines[index]):
+        index += 1
+    if index < len(lines):
+        docstring = _DOCSTRING.match(lines[index])
+        if docstring:
+            quote = docstring.group(1)
+            rest = lines[index].split(quote, 1)[1]
+            if quote not in rest:
+                index += 1
+                while index < len(lines) and quote not in lines[index]:
+                    index += 1
+            index += 1
+            while index < len(lines) and _LINE_COMMENT.match(lines[index]):
+                index += 1
+    return lines[index].strip() if index < len(lines) else ""
 
 
 def not_code(line: str) -> str:

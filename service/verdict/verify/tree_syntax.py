@@ -341,7 +341,22 @@ def _error_sign(grammar: Grammar, root: tree_sitter.Node, code: bytes) -> tuple[
     or declaration the grammar could not place."""
     for node in _leaves_and_errors(root):
         parent = node.parent
-        if parent is None or not parent.is_error or node.is_missing:
+        if parent is None or node.is_missing:
+            continue
+        if (
+            node.type in grammar.line_strings
+            and len(node.type) == 1
+            and not parent.is_error
+            and parent.has_error
+            and parent.start_point[0] != parent.end_point[0]
+            and node.start_byte == parent.start_byte
+            and parent.children[-1].type == node.type
+            and b"\\\n" not in (parent.text or b"")
+        ):
+            # The grammar paired this quote with one on a later line and put an ERROR between: the string ran
+            # to the end of its line unclosed (a line continuation `\` would have been legal).
+            return f"an unterminated string literal (its {node.type} is never closed)", node.start_point[0] + 1
+        if not parent.is_error:
             continue
         if node.type in grammar.line_strings or node.type in grammar.multiline_strings:
             before = node.prev_sibling
