@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from bench.corpus import load, measure
+from bench.corpus import CORPUS_PATHS, load, measure
 
 
 def run() -> Iterator[str]:
     rows = load()
-    yield f"{len(rows)} corpus rows (tests/corpus/verify.jsonl.xz)"
+    yield f"{len(rows)} corpus rows ({', '.join(f'tests/corpus/{path.name}' for path in CORPUS_PATHS)})"
     yield (
         "| language | intact | false positives | coverage | broken | malformed recall | open cuts | truncation recall "
         "| MB/s | MB/s when ok |"
