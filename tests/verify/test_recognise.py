@@ -28,6 +28,11 @@ RECOGNISED = [
     ("package main\n\nfunc main() {}\n", "go"),
     ("git init\ngit add .\ngit commit -m 'first'\n", "shell"),
     ("$ pip install requests\n$ npm install\n", "shell"),
+    ('<div class="card">\n  <p>Hi</p>\n</div>\n', "html"),
+    ("SELECT a, b\nFROM t\nWHERE a > 1;\n", "sql"),
+    ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n", "yaml"),
+    ("services:\n  web:\n    image: nginx\n", "yaml"),
+    ('[package]\nname = "x"\nversion = "0.1.0"\n', "toml"),
 ]
 
 LEFT_ALONE = [
@@ -39,6 +44,9 @@ LEFT_ALONE = [
     "X:1\nT:Tune\nK:G\n|:GABc d2e2|\n",
     "const x = 1;\nconsole.log(x);\n",
     "def f(x) {\n  return x;\n}\n",
+    "Select the option you want;\n",
+    "<p>an unclosed paragraph of prose\n",
+    "[section]\nkey = value\n",
 ]
 
 

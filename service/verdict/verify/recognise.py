@@ -115,12 +115,36 @@ def recognise(body: str) -> Recognition | None:
         return Recognition("java", "a public class with java imports")
     if re.search(r"(?m)^using\s+System(?:\.\w+)*\s*;", text):
         return Recognition("csharp", "using System;")
+    if _HTML_ELEMENT.match(stripped) and stripped.endswith(">") and "</" in stripped:
+        return Recognition("html", "an HTML element first and an end tag last")
+    if _SQL_START.match(code) and stripped.endswith(";"):
+        return Recognition("sql", "an upper-case SQL statement ending in ;")
+    if _YAML_KEYS.search(stripped) and not _BRACE_LINE.search(text):
+        return Recognition("yaml", "Kubernetes, Compose or CI top-level keys")
+    if _TOML_TABLE.match(code) and _TOML_KEY.search(text):
+        return Recognition("toml", "a [table] header and key = value lines")
     code_lines = [line for line in lines if not _COMMENT.match(line)]
     if code_lines and all(shell_command(line) for line in code_lines):
         return Recognition("shell", "every line a command of a well-known tool")
     return None
 
 
+_HTML_ELEMENT = re.compile(
+    r"<(?:div|p|span|ul|ol|table|form|button|section|nav|header|footer|main|article|aside|head|body|script|style"
+    r"|h[1-6]|label|select|textarea|template|iframe|video|canvas|dialog|details)[\s>]",
+    re.IGNORECASE,
+)
+_SQL_START = re.compile(
+    r"(?:SELECT\s|INSERT\s+INTO\s|CREATE\s+(?:OR\s+REPLACE\s+)?(?:TABLE|VIEW|INDEX|UNIQUE\s+INDEX|FUNCTION|PROCEDURE"
+    r"|TRIGGER|SCHEMA|DATABASE)\s|UPDATE\s+\S+\s+SET\s|DELETE\s+FROM\s|ALTER\s+TABLE\s|DROP\s+(?:TABLE|INDEX|VIEW)\s"
+    r"|WITH\s+(?:RECURSIVE\s+)?\w+\s+AS\s*\()"
+)
+_YAML_KEYS = re.compile(
+    r"(?m)\A(?:apiVersion:[ \t]*\S+\s*\n(?:.*\n)*?kind:[ \t]*\w+|services:[ \t]*\n[ \t]+[\w.-]+:|on:[ \t]*"
+    r"(?:\n[ \t]+\w+:|\[)(?:.*\n)*?jobs:)"
+)
+_TOML_TABLE = re.compile(r"\[(?:package|project|tool\.[\w.-]+|dependencies|dev-dependencies|workspace|build-system)\]$")
+_TOML_KEY = re.compile(r'(?m)^[A-Za-z0-9_.-]+[ \t]*=[ \t]*(?:"|\[|\{|\d|true|false)')
 _RUST_USE = re.compile(r"(?m)^(?:pub(?:\([\w:]+\))?[ \t]+)?use[ \t]+(?:std|core|alloc|crate|super|self)::")
 _RUST_FN = re.compile(r"(?m)^[ \t]*(?:pub(?:\([\w:]+\))?[ \t]+)?(?:const[ \t]+|unsafe[ \t]+|async[ \t]+)*fn[ \t]+\w+")
 _RUST_BODY = re.compile(r"&self|&mut[ \t]|\blet[ \t]+mut\b|\)[ \t]*->[ \t]*[\w&(\[]|\bimpl\b.*\bfor\b")
