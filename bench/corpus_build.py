@@ -38,6 +38,7 @@ import tree_sitter
 
 from bench.corpus import CORPUS_PATH, LONG_TAIL_PATH, checksum_path, load
 from verdict.verify.fences import scan_fences
+from verdict.verify.lisp_syntax import brackets as lisp_brackets
 from verdict.verify.tree_syntax import GRAMMARS
 
 MAX_FILE_BYTES = 12_000
@@ -132,6 +133,12 @@ LONG_TAIL_SOURCES = (
         ("markdown", "md"),
         exclude=r"/tests?/|CHANGELOG|HISTORY",
     ),
+    Source(
+        "lisp",
+        (f"{sys.prefix}/lib/**/tree_sitter_*/**/*.scm", "/usr/share/**/*.el"),
+        ("scheme", "lisp", "elisp", "racket"),
+        exclude=r"/tests?/|/tutor/",
+    ),
 )
 """The languages written to the second corpus file (`tests/corpus/verify-long-tail.jsonl.xz`), so the first one's
 rows stay exactly as they were measured. The SQL material is PostgreSQL's own extension scripts, read once with the
@@ -178,6 +185,8 @@ def _closers(language: str, text: str) -> list[tuple[int, int, int]]:
         return _sql_closers(data)
     if language == "markdown":
         return _markdown_closers(text)
+    if language == "lisp":
+        return _lisp_closers(text)
     if language == "python":
         return _python_closers(text)
     if language == "json":
@@ -245,6 +254,21 @@ def _markdown_closers(text: str) -> list[tuple[int, int, int]]:
     return found
 
 
+def _lisp_closers(text: str) -> list[tuple[int, int, int]]:
+    """Closing brackets of Lisp forms spanning lines, as the checker's own lexer sees them (byte offsets)."""
+    found: list[tuple[int, int, int]] = []
+    openers: list[int] = []
+    for char, offset in lisp_brackets(text):
+        if char in "([{":
+            openers.append(offset)
+        elif char in ")]}" and openers:
+            opened = openers.pop()
+            if "\n" in text[opened:offset]:
+                start = len(text[:offset].encode())
+                found.append((start, start + 1, len(text[:opened].encode())))
+    return found
+
+
 def _sql_closers(data: bytes) -> list[tuple[int, int, int]]:
     """Closing parentheses of SQL outside its strings, quoted names, comments and dollar-quoted bodies."""
     hidden = [m.span() for m in re.finditer(rb"(?s)'(?:[^']|'')*'|\"[^\"]*\"|--[^\n]*|/\*.*?\*/|(\$\w*\$).*?\1", data)]
@@ -293,7 +317,23 @@ def _parser(language: str) -> tree_sitter.Parser:
 
 
 def _fragments(language: str, text: str, rng: random.Random) -> Iterator[str]:
-    """Functions and methods cut out of a file along its syntax tree (a method without its class)."""
+    """Functions and methods cut out of a file along its syntax tree (a method without its class); for Lisp, top-level
+    forms of several lines."""
+    if language == "lisp":
+        forms: list[tuple[int, int]] = []
+        depth, start = 0, 0
+        for char, offset in lisp_brackets(text):
+            if char in "([{":
+                start = offset if depth == 0 else start
+                depth += 1
+            elif char in ")]}" and depth:
+                depth -= 1
+                lines = text.count("\n", start, offset) + 1
+                if depth == 0 and FRAGMENT_LINES[0] <= lines <= FRAGMENT_LINES[1]:
+                    forms.append((text.rfind("\n", 0, start) + 1, offset + 1))
+        for begin, end in rng.sample(forms, min(2, len(forms))):
+            yield text[begin:end] + "\n"
+        return
     if language not in GRAMMARS:
         return
     data = text.encode()

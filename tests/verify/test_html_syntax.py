@@ -50,6 +50,18 @@ def test_text_without_tags_is_unverifiable() -> None:
 
 
 def test_hostile_input_gets_a_verdict() -> None:
-    assert check_html("<div>" * 20_000).verdict is Verdict.MALFORMED
-    assert check_html("<div>" * 5_000 + "</div>" * 5_000).verdict is Verdict.OK
+    assert check_html("<div>" * 20_000).verdict is Verdict.UNVERIFIABLE  # past MAX_DEPTH: linear count only
+    assert check_html("<div>" * 5_000 + "</div>" * 5_000).verdict is Verdict.UNVERIFIABLE
+    assert check_html("<div>" * 400 + "</div>" * 400).verdict is Verdict.OK
+    assert check_html("<div>" * 400 + "</div>" * 399).verdict is Verdict.MALFORMED
+    assert check_html("<br>" * 20_000).verdict is Verdict.OK
     assert check_html("<a\x00>").verdict is Verdict.MALFORMED
+
+
+def test_hostile_comments_and_scripts_stay_linear() -> None:
+    """Unclosed comments and scripts repeated: each is searched for its end once (a lazy regex would rescan)."""
+    assert check_html("<div>" + "<!--" * 50_000).verdict is Verdict.MALFORMED
+    assert check_html("<div><b></div>" + "<script>" * 50_000).verdict is not Verdict.OK
+    assert check_html("<section><div><span>x</div></section><!-- ( --><script>if (a<b) {}</script>").verdict is (
+        Verdict.MALFORMED
+    )

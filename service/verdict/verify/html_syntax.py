@@ -32,7 +32,7 @@ import tree_sitter_html
 
 from verdict.verify.model import CodeCheck, Verdict
 
-__all__ = ["check_html"]
+__all__ = ["MAX_DEPTH", "check_html"]
 
 _VOID = frozenset(
     (
@@ -183,6 +183,10 @@ def check_html(code: str) -> CodeCheck:
         return CodeCheck(Verdict.MALFORMED, "a NUL byte in HTML", 0)
     if not _TAG.search(code):
         return CodeCheck(Verdict.UNVERIFIABLE, "no HTML tag in the block")
+    if _deeper_than(code, MAX_DEPTH):
+        return CodeCheck(
+            Verdict.UNVERIFIABLE, f"nested deeper than {MAX_DEPTH} elements: too deep for the tree builders here"
+        )
     document = _DOCUMENT.match(code) is not None
     if document and _HTML_START.search(code) and not _HTML_END.search(code):
         # A whole document (doctype or <html> first) always ends with </html>; one that does not was cut.
@@ -227,7 +231,31 @@ def check_html(code: str) -> CodeCheck:
     return CodeCheck(Verdict.OK)
 
 
-_HIDDEN = re.compile(r"<!--.*?-->|<(script|style|textarea|pre)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
+MAX_DEPTH = 512
+"""Deeper nesting is unverifiable: real pages nest a few dozen elements deep; hostile ones cost quadratic time."""
+_HIDING = re.compile(r"<!--|<(script|style|textarea|pre)\b", re.IGNORECASE)
+
+
+def _visible(code: str) -> str:
+    """`code` without its comments and the content of script, style, textarea and pre elements. Linear: each hiding
+    element is searched for its end once, and an unclosed one hides the rest."""
+    pieces = []
+    position = 0
+    lowered = code.lower()
+    while (found := _HIDING.search(code, position)) is not None:
+        pieces.append(code[position : found.start()])
+        name = found.group(1)
+        end = lowered.find("-->" if name is None else f"</{name.lower()}", found.end())
+        if end < 0:
+            return "".join(pieces)
+        position = end + 3 if name is None else end
+        if name is not None:
+            position = lowered.find(">", end)
+            position = len(code) if position < 0 else position + 1
+    pieces.append(code[position:])
+    return "".join(pieces)
+
+
 _START_OR_END = re.compile(r"<(/?)([A-Za-z][\w-]*)\b[^<>]*?(/?)>")
 
 
@@ -235,7 +263,7 @@ def _opened_more_than_closed(code: str) -> tuple[str, int, int] | None:
     """The first element name (end tag not optional, not void) with more start tags than end tags, outside comments,
     scripts and styles: what a lost end tag leaves, where a misnesting the author meant keeps the counts equal."""
     counts: dict[str, list[int]] = {}
-    for match in _START_OR_END.finditer(_HIDDEN.sub("", code)):
+    for match in _START_OR_END.finditer(_visible(code)):
         closing, name, self_closing = match.group(1), match.group(2).lower(), match.group(3)
         if name not in _CLOSED_ELEMENTS or self_closing:
             continue
@@ -246,13 +274,32 @@ def _opened_more_than_closed(code: str) -> tuple[str, int, int] | None:
     return None
 
 
+def _deeper_than(code: str, limit: int) -> bool:
+    """Whether start tags (void ones aside) ever stand `limit` deeper than their end tags: a linear count. Both tree
+    builders slow down with the square of the depth (html5lib scans its stack of open elements for every tag)."""
+    depth = 0
+    for match in _START_OR_END.finditer(code):
+        if match.group(1):
+            depth -= 1
+        elif match.group(2).lower() not in _VOID and not match.group(3):
+            depth += 1
+            if depth > limit:
+                return True
+    return False
+
+
 def _close_on_the_spot(match: re.Match[str]) -> str:
     name = match.group(1)
     return match.group(0) if name.lower() in _VOID else f"<{name}{match.group(2)}></{name}>"
 
 
 def _may_be_broken(code: str) -> bool:
-    """Whether tree-sitter-html sees an error or an element left open whose end tag is not optional."""
+    """Whether tree-sitter-html sees an error or an element left open whose end tag is not optional.
+
+    A comment left open goes straight to html5lib: tree-sitter-html's recovery from many unclosed `<!--` grows with
+    the square of their number (measured: 16 KB of them, 2.4 s), html5lib's comment state is linear."""
+    if code.count("<!--") > code.count("-->"):
+        return True
     tree = _parser().parse(code.encode("utf-8", "surrogatepass"))
     if tree.root_node.has_error:
         return True

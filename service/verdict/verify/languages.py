@@ -18,6 +18,7 @@ from enum import StrEnum
 
 from verdict.verify.html_syntax import check_html
 from verdict.verify.json_syntax import check_json
+from verdict.verify.lisp_syntax import check_lisp
 from verdict.verify.markdown_syntax import check_markdown
 from verdict.verify.markup_syntax import check_toml, check_xml
 from verdict.verify.model import CodeCheck
@@ -304,6 +305,34 @@ LANGUAGES = Languages(
         _tree("ruby", ("rb",)),
         _tree("php", ()),
         _tree("css", ()),
+        LanguageRecord(
+            "lisp",
+            (
+                "scheme",
+                "scm",
+                "racket",
+                "rkt",
+                "guile",
+                "common-lisp",
+                "commonlisp",
+                "cl",
+                "elisp",
+                "emacs-lisp",
+                "clojure",
+                "clj",
+                "cljs",
+                "cljc",
+                "edn",
+            ),
+            "lisp",
+            Runs.IN_PROCESS,
+            check_lisp,
+            sees="forms that never close or close the wrong bracket, and strings that never end, outside comments "
+            "(; and #| |#) and character literals (#\\( , \\( , ?\\( )",
+            blind_to="names, arity and macros; reader extensions of one dialect (Hy's #[[ ]] strings) are not known",
+            leniencies=("any balanced text is ok: a Lisp program is a sequence of forms",),
+            reports_word=True,
+        ),
         LanguageRecord(
             "toml",
             (),
