@@ -21,16 +21,39 @@ from pathlib import Path
 from verdict.verify.model import Verdict
 from verdict.verify.offline import verify_offline
 
-__all__ = ["CHECKSUM_PATH", "CORPUS_PATH", "Answer", "Figures", "answers", "load", "measure"]
+__all__ = [
+    "CHECKSUM_PATH",
+    "CORPUS_PATH",
+    "CORPUS_PATHS",
+    "LONG_TAIL_PATH",
+    "Answer",
+    "Figures",
+    "answers",
+    "checksum_path",
+    "load",
+    "measure",
+]
 
 CORPUS_PATH = Path(__file__).resolve().parents[1] / "tests" / "corpus" / "verify.jsonl.xz"
 CHECKSUM_PATH = CORPUS_PATH.with_name("verify.jsonl.xz.sha256")
+LONG_TAIL_PATH = CORPUS_PATH.with_name("verify-long-tail.jsonl.xz")
+"""The second file: the languages added after the first was pinned (HTML, SQL), so its rows never move."""
+CORPUS_PATHS = (CORPUS_PATH, LONG_TAIL_PATH)
+
+
+def checksum_path(path: Path) -> Path:
+    """The file pinning `path`'s sha256."""
+    return path.with_name(path.name + ".sha256")
+
 
 EXPECTED = {
     "intact": None,
+    "untagged": None,
     "cut_open": Verdict.TRUNCATED,
     "cut_closed": Verdict.MALFORMED,
     "drop_closer": Verdict.MALFORMED,
+    "drop_quote": Verdict.MALFORMED,
+    "drop_colon": Verdict.MALFORMED,
 }
 """The verdict each kind of sample deserves (None: anything but a failure)."""
 
@@ -50,14 +73,18 @@ class Answer:
         return EXPECTED[self.kind]
 
 
-def load(path: Path = CORPUS_PATH) -> list[dict[str, object]]:
-    """The corpus rows, after checking the pinned checksum (a changed corpus must be rebuilt and re-pinned)."""
-    packed = path.read_bytes()
-    pinned = CHECKSUM_PATH.read_text().split()[0]
-    digest = hashlib.sha256(packed).hexdigest()
-    if digest != pinned:
-        raise ValueError(f"{path.name} has sha256 {digest}, the pinned one is {pinned}")
-    return [json.loads(line) for line in lzma.decompress(packed).decode().splitlines()]
+def load(paths: tuple[Path, ...] = CORPUS_PATHS) -> list[dict[str, object]]:
+    """The corpus rows of every file, after checking each pinned checksum (a changed file must be rebuilt and
+    re-pinned)."""
+    rows: list[dict[str, object]] = []
+    for path in paths:
+        packed = path.read_bytes()
+        pinned = checksum_path(path).read_text().split()[0]
+        digest = hashlib.sha256(packed).hexdigest()
+        if digest != pinned:
+            raise ValueError(f"{path.name} has sha256 {digest}, the pinned one is {pinned}")
+        rows.extend(json.loads(line) for line in lzma.decompress(packed).decode().splitlines())
+    return rows
 
 
 def answers(rows: list[dict[str, object]]) -> Iterator[Answer]:
@@ -70,15 +97,17 @@ def answers(rows: list[dict[str, object]]) -> Iterator[Answer]:
         data = code.encode()
         if kind in ("cut_open", "cut_closed"):
             code = data[: int(str(row["cut"]))].decode("utf-8", "replace")
-        elif kind == "drop_closer":
+        elif kind in ("drop_closer", "drop_quote", "drop_colon"):
             start, end = (int(value) for value in row["drop"])  # type: ignore[attr-defined]
             code = (data[:start] + data[end:]).decode("utf-8", "replace")
         if not code.endswith("\n"):
             code += "\n"
         fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"(?m)^\s*(`+)", code)), default=0))
-        opening = f"Here is the code you asked for:\n\n{fence}{base['tag']}\n{code}"
+        tag = "" if kind == "untagged" else base["tag"]
+        opening = f"Here is the code you asked for:\n\n{fence}{tag}\n{code}"
         text = opening if kind == "cut_open" else f"{opening}{fence}\n\nIt keeps the existing behaviour.\n"
-        yield Answer(str(row["id"]), str(base["lang"]), kind, text, len(code.encode()))
+        language = f"untagged {base['lang']}" if kind == "untagged" else str(base["lang"])
+        yield Answer(str(row["id"]), language, kind, text, len(code.encode()))
 
 
 @dataclass
@@ -95,7 +124,16 @@ class Figures:
     seconds: float = 0.0
     parsed_bytes: int = 0
     parsed_seconds: float = 0.0
+    ok: int = 0
+    """Intact samples that came back ok (the rest of the intact ones were unverifiable or false positives)."""
+    kinds: dict[str, list[int]] = field(default_factory=dict)
+    """Per breakage kind: [samples, caught as expected]."""
     misses: list[str] = field(default_factory=list)
+
+    @property
+    def coverage(self) -> float:
+        """The share of intact samples that came back ok: checked, not merely not charged."""
+        return self.ok / self.intact if self.intact else 0.0
 
     @property
     def false_positive_rate(self) -> float:
@@ -128,8 +166,9 @@ def measure(rows: list[dict[str, object]]) -> dict[str, Figures]:
         verdict = verify_offline(answer.text, finish_reason="stop").verdict
         elapsed = time.perf_counter() - started
         figure = figures.setdefault(answer.language, Figures())
-        if answer.kind == "intact":
+        if answer.expected is None:
             figure.intact += 1
+            figure.ok += verdict is Verdict.OK
             figure.code_bytes += answer.code_bytes
             figure.seconds += elapsed
             if verdict is Verdict.OK:
@@ -146,6 +185,9 @@ def measure(rows: list[dict[str, object]]) -> dict[str, Figures]:
         else:
             figure.broken += 1
             figure.malformed += verdict is Verdict.MALFORMED
+            counts = figure.kinds.setdefault(answer.kind, [0, 0])
+            counts[0] += 1
+            counts[1] += verdict is Verdict.MALFORMED
             if verdict is not Verdict.MALFORMED:
                 figure.misses.append(f"{answer.id}: {verdict.value} on a {answer.kind}")
     return figures

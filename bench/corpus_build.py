@@ -36,7 +36,9 @@ from pathlib import Path
 
 import tree_sitter
 
-from bench.corpus import CHECKSUM_PATH, CORPUS_PATH
+from bench.corpus import CORPUS_PATH, LONG_TAIL_PATH, checksum_path, load
+from verdict.verify.fences import scan_fences
+from verdict.verify.lisp_syntax import brackets as lisp_brackets
 from verdict.verify.tree_syntax import GRAMMARS
 
 MAX_FILE_BYTES = 12_000
@@ -117,6 +119,35 @@ SOURCES = (
     Source("toml", ("/usr/src/rustc-1.63.0/**/*.toml", "/root/.pyenv/versions/3.13.0/lib/**/*.toml"), ("toml",)),
 )
 
+LONG_TAIL_SOURCES = (
+    Source("html", ("/usr/share/doc/**/*.html", "/usr/share/**/*.html"), ("html", "htm"), exclude=r"/tests?/"),
+    Source("sql", ("/usr/share/postgresql*/**/*.sql",), ("sql",)),
+    Source("postgresql", ("/usr/share/postgresql*/**/*.sql",), ("postgresql", "postgres", "psql")),
+    Source(
+        "markdown",
+        (
+            "/usr/share/doc/**/*.md",
+            "/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages/**/*.md",
+            "/usr/lib/node_modules/**/*.md",
+        ),
+        ("markdown", "md"),
+        exclude=r"/tests?/|CHANGELOG|HISTORY",
+    ),
+    Source(
+        "lisp",
+        (f"{sys.prefix}/lib/**/tree_sitter_*/**/*.scm", "/usr/share/**/*.el"),
+        ("scheme", "lisp", "elisp", "racket"),
+        exclude=r"/tests?/|/tutor/",
+    ),
+)
+"""The languages written to the second corpus file (`tests/corpus/verify-long-tail.jsonl.xz`), so the first one's
+rows stay exactly as they were measured. The SQL material is PostgreSQL's own extension scripts, read once with the
+common-dialect checker (`sql`) and once with the PostgreSQL one."""
+
+_HTML_OPTIONAL_END = re.compile(
+    rb"</(?:p|li|dt|dd|option|optgroup|tr|td|th|tbody|thead|tfoot|colgroup|caption|html|head|body|rt|rp)\s*>", re.I
+)
+
 
 def _files(source: Source) -> Iterator[tuple[str, str]]:
     """(path, text) of every readable UTF-8 file of a source, in path order."""
@@ -146,6 +177,16 @@ def _closers(language: str, text: str) -> list[tuple[int, int, int]]:
         hidden = [m.span() for m in re.finditer(rb"(?s)<!--.*?-->|<!\[CDATA\[.*?\]\]>", data)]
         tags = [m.span() for m in re.finditer(rb"</[A-Za-z_][\w.:-]*\s*>", data)]
         return [(start, end, 0) for start, end in tags if not any(a <= start < b for a, b in hidden)]
+    if language == "html":
+        hidden = [m.span() for m in re.finditer(rb"(?is)<!--.*?-->|<script.*?</script>|<style.*?</style>", data)]
+        tags = [m.span() for m in re.finditer(rb"</[A-Za-z][\w-]*\s*>", data) if not _HTML_OPTIONAL_END.match(m[0])]
+        return [(start, end, 0) for start, end in tags if not any(a <= start < b for a, b in hidden)]
+    if language in ("sql", "postgresql"):
+        return _sql_closers(data)
+    if language == "markdown":
+        return _markdown_closers(text)
+    if language == "lisp":
+        return _lisp_closers(text)
     if language == "python":
         return _python_closers(text)
     if language == "json":
@@ -199,6 +240,54 @@ def _python_closers(text: str) -> list[tuple[int, int, int]]:
     return found
 
 
+def _markdown_closers(text: str) -> list[tuple[int, int, int]]:
+    """The closing fence lines of a Markdown document's nested blocks (their whole line, newline kept out)."""
+    offsets = [0]
+    for line in text.encode().split(b"\n"):
+        offsets.append(offsets[-1] + len(line) + 1)
+    found = []
+    for block in scan_fences(text):
+        if block.closed and block.indent == 0 and block.body_lines:
+            closer = block.line + block.body_lines  # zero-based index of the closing fence line
+            if closer + 1 < len(offsets):
+                found.append((offsets[closer], offsets[closer + 1] - 1, offsets[block.line - 1]))
+    return found
+
+
+def _lisp_closers(text: str) -> list[tuple[int, int, int]]:
+    """Closing brackets of Lisp forms spanning lines, as the checker's own lexer sees them (byte offsets)."""
+    found: list[tuple[int, int, int]] = []
+    openers: list[int] = []
+    for char, offset in lisp_brackets(text):
+        if char in "([{":
+            openers.append(offset)
+        elif char in ")]}" and openers:
+            opened = openers.pop()
+            if "\n" in text[opened:offset]:
+                start = len(text[:offset].encode())
+                found.append((start, start + 1, len(text[:opened].encode())))
+    return found
+
+
+def _sql_closers(data: bytes) -> list[tuple[int, int, int]]:
+    """Closing parentheses of SQL outside its strings, quoted names, comments and dollar-quoted bodies."""
+    hidden = [m.span() for m in re.finditer(rb"(?s)'(?:[^']|'')*'|\"[^\"]*\"|--[^\n]*|/\*.*?\*/|(\$\w*\$).*?\1", data)]
+    found: list[tuple[int, int, int]] = []
+    openers: list[int] = []
+    position = 0
+    for start, end in [*hidden, (len(data), len(data))]:
+        for index in range(position, start):
+            byte = data[index]
+            if byte == 0x28:
+                openers.append(index)
+            elif byte == 0x29 and openers:
+                opened = openers.pop()
+                if data[opened:index].count(b"\n"):
+                    found.append((index, index + 1, opened))
+        position = max(position, end)
+    return found
+
+
 def _json_closers(data: bytes) -> list[tuple[int, int, int]]:
     """Closing brackets of a JSON text outside its strings."""
     found: list[tuple[int, int, int]] = []
@@ -228,7 +317,23 @@ def _parser(language: str) -> tree_sitter.Parser:
 
 
 def _fragments(language: str, text: str, rng: random.Random) -> Iterator[str]:
-    """Functions and methods cut out of a file along its syntax tree (a method without its class)."""
+    """Functions and methods cut out of a file along its syntax tree (a method without its class); for Lisp, top-level
+    forms of several lines."""
+    if language == "lisp":
+        forms: list[tuple[int, int]] = []
+        depth, start = 0, 0
+        for char, offset in lisp_brackets(text):
+            if char in "([{":
+                start = offset if depth == 0 else start
+                depth += 1
+            elif char in ")]}" and depth:
+                depth -= 1
+                lines = text.count("\n", start, offset) + 1
+                if depth == 0 and FRAGMENT_LINES[0] <= lines <= FRAGMENT_LINES[1]:
+                    forms.append((text.rfind("\n", 0, start) + 1, offset + 1))
+        for begin, end in rng.sample(forms, min(2, len(forms))):
+            yield text[begin:end] + "\n"
+        return
     if language not in GRAMMARS:
         return
     data = text.encode()
@@ -266,10 +371,10 @@ def _readable(text: str) -> bool:
     return len(text) >= 40 and bool(text.strip()) and max(map(len, text.splitlines()), default=0) <= 400
 
 
-def build(per_language: int, rng: random.Random) -> list[dict[str, object]]:
+def build(per_language: int, rng: random.Random, sources: tuple[Source, ...] = SOURCES) -> list[dict[str, object]]:
     """Intact samples and their breakages, per language."""
     rows: list[dict[str, object]] = []
-    for source in SOURCES:
+    for source in sources:
         files = [(path, text) for path, text in _files(source) if _readable(text)]
         rng.shuffle(files)
         intact: list[tuple[str, str, str]] = []
@@ -317,19 +422,82 @@ def build(per_language: int, rng: random.Random) -> list[dict[str, object]]:
     return rows
 
 
+QUOTED_STRINGS = {
+    "javascript": ("string",),
+    "typescript": ("string",),
+    "java": ("string_literal",),
+    "c": ("string_literal",),
+    "cpp": ("string_literal",),
+    "csharp": ("string_literal",),
+    "go": ("interpreted_string_literal",),
+    "rust": ("string_literal",),
+}
+"""The string node of each C-family grammar whose closing quote a `drop_quote` breakage deletes."""
+
+UNTAGGED = ("python", "c", "cpp", "json", "xml", "go", "rust")
+"""Languages whose intact samples are also shown without a tag (`untagged` rows: never a failure)."""
+
+
+def shape_rows(base: list[dict[str, object]], rng: random.Random) -> list[dict[str, object]]:
+    """Breakages and shapes the first file lacks, as edits of its intact samples (referenced by id):
+
+    - `drop_quote`: the closing `"` of a one-line string literal deleted (C-family languages);
+    - `drop_colon`: the `:` of a CSS declaration deleted;
+    - `untagged`: the intact sample with no info string on its fence."""
+    rows: list[dict[str, object]] = []
+    for row in base:
+        if "text" not in row:
+            continue
+        language, text, sample_id = str(row["lang"]), str(row["text"]), str(row["id"])
+        data = text.encode()
+        if language in QUOTED_STRINGS or language == "css":
+            tree = _parser(language).parse(data)
+            wanted = QUOTED_STRINGS.get(language, ("declaration",))
+            picks: list[tuple[int, int]] = []
+            cursor = tree.root_node.walk()
+            while True:
+                node = cursor.node
+                assert node is not None
+                if node.type in wanted and node.start_point[0] == node.end_point[0] and not node.has_error:
+                    if language == "css":
+                        colons = [child for child in node.children if child.type == ":"]
+                        picks.extend((colon.start_byte, colon.end_byte) for colon in colons[:1])
+                    elif node.children and node.children[-1].type == '"' and data[node.start_byte] == ord('"'):
+                        picks.append((node.children[-1].start_byte, node.children[-1].end_byte))
+                if cursor.goto_first_child():
+                    continue
+                while not cursor.goto_next_sibling():
+                    if not cursor.goto_parent():
+                        break
+                else:
+                    continue
+                break
+            if picks:
+                kind = "drop_colon" if language == "css" else "drop_quote"
+                start, end = rng.choice(picks)
+                rows.append({"id": f"{sample_id}-{kind}", "of": sample_id, "kind": kind, "drop": [start, end]})
+        if language in UNTAGGED and rng.random() < 0.5:
+            rows.append({"id": f"{sample_id}-untagged", "of": sample_id, "kind": "untagged"})
+    return rows
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--per-language", type=int, default=200)
     parser.add_argument("--dry-run", action="store_true")
+    parser.add_argument("--long-tail", action="store_true", help="build the second file (LONG_TAIL_SOURCES)")
     args = parser.parse_args(argv)
-    rows = build(args.per_language, random.Random(SEED))
+    sources, path = (LONG_TAIL_SOURCES, LONG_TAIL_PATH) if args.long_tail else (SOURCES, CORPUS_PATH)
+    rows = build(args.per_language, random.Random(SEED), sources)
+    if args.long_tail:
+        rows += shape_rows(load((CORPUS_PATH,)), random.Random(SEED + 1))
     payload = "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows).encode()
     packed = lzma.compress(payload, preset=9 | lzma.PRESET_EXTREME)
     print(f"{len(rows)} rows, {len(payload)} bytes, {len(packed)} packed", file=sys.stderr)
     if not args.dry_run:
-        CORPUS_PATH.parent.mkdir(parents=True, exist_ok=True)
-        CORPUS_PATH.write_bytes(packed)
-        CHECKSUM_PATH.write_text(hashlib.sha256(packed).hexdigest() + "  " + CORPUS_PATH.name + "\n")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(packed)
+        checksum_path(path).write_text(hashlib.sha256(packed).hexdigest() + "  " + path.name + "\n")
     return 0
 
 

@@ -138,3 +138,19 @@ def test_a_comment_or_placeholder_away_from_the_error_excuses_nothing(code: str)
 
 def test_a_comment_after_a_complete_value_is_still_jsonc() -> None:
     assert check_json('{"a": 1}\n// a note for the reader\n').verdict is UNVERIFIABLE
+
+
+class TestExcerpts:
+    """A member list without its braces, with `...` lines for what was left out, is an excerpt at the `...`."""
+
+    def test_a_member_list_with_an_elision_is_unverifiable(self) -> None:
+        result = check_json('"require": {\n    "php": ">=8.1",\n    ...\n}\n')
+        assert result.verdict is Verdict.UNVERIFIABLE
+        assert "placeholder '...'" in result.detail
+
+    def test_a_member_list_broken_before_the_elision_is_malformed(self) -> None:
+        assert check_json('"require": {\n    "php" ">=8.1",\n    ...\n}\n').verdict is Verdict.MALFORMED
+
+    def test_a_member_list_without_an_elision_is_still_checked(self) -> None:
+        assert check_json('"a": 1,\n"b": 2\n').verdict is Verdict.OK
+        assert check_json('"a": {\n  "b": 1\n').verdict is Verdict.MALFORMED

@@ -453,3 +453,26 @@ def test_python_315_syntax_is_unverifiable_not_malformed(code: str, feature: str
 )
 def test_ordinary_errors_near_315_lookalikes_stay_malformed(code: str) -> None:
     assert check_python(code).verdict is MALFORMED
+
+
+class TestElisions:
+    """`...` standing for omitted entries of a literal is an excerpt where the parser failed, and only there."""
+
+    @pytest.mark.parametrize(
+        "code",
+        [
+            'config = {\n    "name": "x",\n    "debug": True,\n    ...\n}\n',
+            'd = {"a": 1, "b": 2, ...}\n',
+        ],
+    )
+    def test_an_elision_at_the_error_is_unverifiable(self, code: str) -> None:
+        result = check_python(code)
+        assert result.verdict is Verdict.UNVERIFIABLE
+        assert "placeholder '...'" in result.detail
+
+    def test_an_elision_never_excuses_a_bracket_error(self) -> None:
+        assert check_python('d = {"a": 1, "b": (2, ...}\n').verdict is Verdict.MALFORMED
+
+    def test_an_elision_elsewhere_does_not_excuse_the_error(self) -> None:
+        """`[1, 2, ...]` is a list holding Ellipsis (valid), so the error two lines down is the parser's only one."""
+        assert check_python("items = [1, 2, ...]\n\nif x\n    pass\n").verdict is Verdict.MALFORMED

@@ -13,7 +13,7 @@ from verdict.metrics import Metrics
 from verdict.runner import Runner
 from verdict.verify.markup_syntax import check_toml, check_xml
 from verdict.verify.model import Verdict, VerifyInput
-from verdict.verify.tree_syntax import GRAMMARS, check_tree
+from verdict.verify.tree_syntax import GRAMMARS, branches, check_tree
 from verdict.verify.verifier import Verifier
 
 INTACT = {
@@ -143,6 +143,61 @@ def test_a_preprocessed_c_or_cpp_block_is_a_whole_file() -> None:
     members = "public:\n  int size() const { return size_; }\nprivate:\n  int size_;\n"
     assert check_tree("cpp", members).verdict is Verdict.OK
     assert check_tree("cpp", "#include <vector>\n" + members).verdict is Verdict.UNVERIFIABLE
+
+
+UNTERMINATED = {
+    "javascript": ('function f(a) {\n  const x = "hello;\n  return x + a;\n}\n', 2),
+    "typescript": ("function f(a: number): string {\n  const x = 'hello;\n  return x + a;\n}\n", 2),
+    "java": ('class A {\n  String f() {\n    String x = "hello;\n    return x;\n  }\n}\n', 3),
+    "c": ('#include <stdio.h>\nint main(void) {\n    printf("hello\\n);\n    return 0;\n}\n', 3),
+    "cpp": ('int main() {\n    std::cout << "hello;\n    return 0;\n}\n', 2),
+    "csharp": ('class A {\n  string F() {\n    var x = "hello;\n    return x;\n  }\n}\n', 3),
+    "go": ('package main\n\nfunc f() string {\n\tx := "hello\n\treturn x\n}\n', 4),
+    "rust": ('fn f() -> String {\n    let x = "hello;\n    x.to_string()\n}\n', 2),
+}
+
+
+@pytest.mark.parametrize("language", sorted(UNTERMINATED))
+def test_an_unterminated_string_is_malformed_at_its_quote(language: str) -> None:
+    """The string swallows the rest of its line, and the grammar often recovers with balanced brackets."""
+    code, line = UNTERMINATED[language]
+    result = check_tree(language, code)
+    assert (result.verdict, result.line) == (Verdict.MALFORMED, line), result
+    assert "unterminated string" in result.detail
+
+
+def test_a_string_the_grammar_reads_in_pieces_is_not_unterminated() -> None:
+    """A macro the grammar cannot read can put a string's two quotes in two ERROR nodes: each has its partner."""
+    code = 'namespace a {\ninline namespace b __attribute__((__abi_tag__ ("cxx11"))) { }\n}\n'
+    assert "unterminated" not in check_tree("cpp", code).detail
+    escaped = 'int f(void) {\n    g(@@ "a \\" b", \'"\');\n    return 0;\n}\n'
+    assert "unterminated" not in check_tree("c", escaped).detail
+
+
+def test_a_css_declaration_without_its_colon_is_malformed() -> None:
+    for code, line in ((".a {\n  color red;\n  margin: 0;\n}\n", 2), (".x { display flex; }\n", 1)):
+        result = check_tree("css", code)
+        assert (result.verdict, result.line) == (Verdict.MALFORMED, line), result
+    assert check_tree("css", ".a {\n  color: red;\n  .b { margin: 0; }\n}\n").verdict is Verdict.OK
+
+
+ALTERNATIVE_HEADERS = "#include <a.h>\n#if FOO\nint f(void) {\n#else\nint f(int x) {\n#endif\n  return 0;\n}\n"
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_if_else_branches_are_alternatives_not_an_unclosed_brace(language: str) -> None:
+    assert check_tree(language, ALTERNATIVE_HEADERS).verdict is Verdict.OK
+    cut = ALTERNATIVE_HEADERS.removesuffix("}\n")
+    assert check_tree(language, cut).verdict is Verdict.MALFORMED
+    # a whole header inside #else (the usual `#if __cplusplus < 201103L ... #else ... #endif`) keeps its breakages
+    wrapped = "#include <a.h>\n#if OLD\n# error old\n#else\nint g(void) {\n  return 1;\n\n#endif\n"
+    assert check_tree(language, wrapped).verdict is Verdict.MALFORMED
+
+
+def test_branches_keeps_one_branch_of_each_group_line_for_line() -> None:
+    code = b"a\n#if X\nb\n#elif Y\nc\n#if Z\nd\n#endif\n#else\ne\n#endif\nf"
+    assert branches(code, keep_last=False) == b"a\n\nb\n\n\n\n\n\n\n\n\nf"
+    assert branches(code, keep_last=True) == b"a\n\n\n\n\n\n\n\n\ne\n\nf"
 
 
 def test_a_nul_byte_is_malformed() -> None:

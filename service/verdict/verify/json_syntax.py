@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from verdict.verify.excuses import near
 from verdict.verify.model import CodeCheck, Verdict
@@ -54,20 +55,9 @@ def check_json(code: str) -> CodeCheck:
 
 
 def _lenient(code: str, error: json.JSONDecodeError) -> CodeCheck:
-    at = _skip_whitespace(code, error.pos)
-    for match in _STRING_OR_MARK.finditer(code, 0, at + 4):
-        if not (match.group(1) or match.group(2)):
-            continue
-        if not near(match.start(), match.end(), at):
-            break  # the parser failed before the first comment or placeholder: that is a real error
-        if match.group(1):
-            return CodeCheck(
-                Verdict.UNVERIFIABLE, "JSON with comments (JSONC) is not strict JSON", _line_of(code, match)
-            )
-        if match.group(2):
-            return CodeCheck(
-                Verdict.UNVERIFIABLE, f"placeholder {match.group(2)!r} where JSON should be", _line_of(code, match)
-            )
+    excused = _excused(code, error.pos)
+    if excused is not None:
+        return excused
     if error.msg != "Extra data":
         return _failed(code, error)
     wrapped = None
@@ -83,6 +73,10 @@ def _lenient(code: str, error: json.JSONDecodeError) -> CodeCheck:
         wrapped = _attempt(code, decode_members)
         if wrapped.verdict is Verdict.OK:
             return CodeCheck(Verdict.OK, 'a "key": value fragment, checked wrapped in {}')
+        if wrapped.excuse_at is not None:  # an excerpt's `...` where the member list failed: the same excuse
+            excused = _excused(code, wrapped.excuse_at)
+            if excused is not None:
+                return excused
     values = 0
 
     def decode_each() -> None:
@@ -96,15 +90,47 @@ def _lenient(code: str, error: json.JSONDecodeError) -> CodeCheck:
     sequence = _attempt(code, decode_each)
     if sequence.verdict is Verdict.OK:
         return CodeCheck(Verdict.OK, f"{values} JSON values in sequence (JSON Lines)")
-    return wrapped or sequence  # a block that opens with a string reads as a fragment first: its error is the one
+    return (wrapped or sequence).check  # a block that opens with a string reads as a fragment first: its error
 
 
-def _attempt(code: str, decode: Callable[[], object]) -> CodeCheck:
+def _excused(code: str, position: int) -> CodeCheck | None:
+    """Unverifiable when a comment or a placeholder stands where the parser failed (at `position`), else None."""
+    at = _skip_whitespace(code, position)
+    for match in _STRING_OR_MARK.finditer(code, 0, at + 4):
+        if not (match.group(1) or match.group(2)):
+            continue
+        if not near(match.start(), match.end(), at):
+            break  # the parser failed before the first comment or placeholder: that is a real error
+        if match.group(1):
+            return CodeCheck(
+                Verdict.UNVERIFIABLE, "JSON with comments (JSONC) is not strict JSON", _line_of(code, match)
+            )
+        if match.group(2):
+            return CodeCheck(
+                Verdict.UNVERIFIABLE, f"placeholder {match.group(2)!r} where JSON should be", _line_of(code, match)
+            )
+    return None
+
+
+@dataclass(frozen=True)
+class _Attempt:
+    check: CodeCheck
+    excuse_at: int | None = None
+    """Where a JSONDecodeError stopped the attempt (an offset in the block), for the excuses."""
+
+    @property
+    def verdict(self) -> Verdict:
+        return self.check.verdict
+
+
+def _attempt(code: str, decode: Callable[[], object]) -> _Attempt:
     try:
         decode()
-    except (json.JSONDecodeError, _Constant, RecursionError, MemoryError, ValueError) as error:
-        return _failed(code, error)
-    return CodeCheck(Verdict.OK)
+    except json.JSONDecodeError as error:
+        return _Attempt(_failed(code, error), error.pos)
+    except (_Constant, RecursionError, MemoryError, ValueError) as error:
+        return _Attempt(_failed(code, error))
+    return _Attempt(CodeCheck(Verdict.OK))
 
 
 def _failed(code: str, error: BaseException) -> CodeCheck:

@@ -16,10 +16,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from verdict.verify.html_syntax import check_html
 from verdict.verify.json_syntax import check_json
+from verdict.verify.lisp_syntax import check_lisp
+from verdict.verify.markdown_syntax import check_markdown
 from verdict.verify.markup_syntax import check_toml, check_xml
 from verdict.verify.model import CodeCheck
 from verdict.verify.python_syntax import check_python
+from verdict.verify.sql_syntax import COMMON_DIALECTS, check_sql, check_sql_dialect
 from verdict.verify.tree_syntax import GRAMMARS, check_tree
 from verdict.verify.yaml_syntax import check_yaml
 
@@ -223,6 +227,31 @@ def _tree(name: str, aliases: tuple[str, ...], label: str = "") -> LanguageRecor
     )
 
 
+_SQL_SEES = (
+    "unterminated strings, quoted names and comments, unbalanced parentheses, and a statement cut at its end, "
+    "as sqlglot reads {dialects}"
+)
+_SQL_BLIND = (
+    "names, types and semantics; other refusals (vendor statements sqlglot does not know) are unverifiable, "
+    "since intact vendor syntax looks just like them"
+)
+_SQL_LENIENCIES = ("a statement sqlglot reads as an opaque command is accepted (procedures, DO blocks)",)
+
+
+def _sql(name: str, aliases: tuple[str, ...], dialects: tuple[str, ...]) -> LanguageRecord:
+    """One SQL dialect (the fence word names it): sqlglot reads the block in that dialect."""
+    return LanguageRecord(
+        name,
+        aliases,
+        "sql",
+        Runs.IN_PROCESS,
+        functools.partial(check_sql_dialect, dialects),
+        sees=_SQL_SEES.format(dialects=" or ".join(dialects)),
+        blind_to=_SQL_BLIND,
+        leniencies=_SQL_LENIENCIES,
+    )
+
+
 LANGUAGES = Languages(
     (
         LanguageRecord(
@@ -277,6 +306,34 @@ LANGUAGES = Languages(
         _tree("php", ()),
         _tree("css", ()),
         LanguageRecord(
+            "lisp",
+            (
+                "scheme",
+                "scm",
+                "racket",
+                "rkt",
+                "guile",
+                "common-lisp",
+                "commonlisp",
+                "cl",
+                "elisp",
+                "emacs-lisp",
+                "clojure",
+                "clj",
+                "cljs",
+                "cljc",
+                "edn",
+            ),
+            "lisp",
+            Runs.IN_PROCESS,
+            check_lisp,
+            sees="forms that never close or close the wrong bracket, and strings that never end, outside comments "
+            "(; and #| |#) and character literals (#\\( , \\( , ?\\( )",
+            blind_to="names, arity and macros; reader extensions of one dialect (Hy's #[[ ]] strings) are not known",
+            leniencies=("any balanced text is ok: a Lisp program is a sequence of forms",),
+            reports_word=True,
+        ),
+        LanguageRecord(
             "toml",
             (),
             "toml",
@@ -312,19 +369,29 @@ LANGUAGES = Languages(
             "html",
             ("htm", "xhtml"),
             "html",
-            Runs.NOT_CHECKED,
-            unchecked="no structural check for {name}: HTML closes elements implicitly, so a cut or a lost end tag "
-            "still reads as HTML",
-            reports_word=True,
+            Runs.IN_PROCESS,
+            check_html,
+            sees="elements left open at the end and text that stops inside a tag, an attribute or a comment, as a "
+            "browser's tree builder (html5lib, the WHATWG algorithm) reports them",
+            blind_to="attributes and content models (any element is accepted anywhere); misnested or stray end tags, "
+            "which browsers repair, are unverifiable",
+            leniencies=("end tags the standard makes optional (<p>, <li>, <td>...)", "void elements (<br>, <img>)"),
         ),
         LanguageRecord(
             "sql",
-            ("postgresql", "postgres", "psql", "mysql", "sqlite", "plpgsql", "tsql"),
+            ("ansi", "ansisql"),
             "sql",
-            Runs.NOT_CHECKED,
-            unchecked="no structural check for {name}: one grammar cannot read every SQL dialect without false alarms",
-            reports_word=True,
+            Runs.IN_PROCESS,
+            check_sql,
+            sees=_SQL_SEES.format(dialects="any of " + ", ".join(COMMON_DIALECTS)),
+            blind_to=_SQL_BLIND,
+            leniencies=(*_SQL_LENIENCIES, "the block is ok as soon as one common dialect reads it"),
         ),
+        _sql("postgresql", ("postgres", "psql", "plpgsql", "pgsql"), ("postgres",)),
+        _sql("mysql", ("mariadb",), ("mysql",)),
+        _sql("sqlite", ("sqlite3",), ("sqlite",)),
+        _sql("tsql", ("mssql", "t-sql", "sqlserver"), ("tsql",)),
+        _sql("plsql", ("oracle",), ("oracle",)),
         LanguageRecord(
             "dockerfile",
             ("docker", "containerfile"),
@@ -335,11 +402,14 @@ LANGUAGES = Languages(
         ),
         LanguageRecord(
             "markdown",
-            ("md", "mdx", "gfm"),
-            "other",
-            Runs.NOT_CHECKED,
-            unchecked="{name}: any text is Markdown; nothing structural to check",
-            reports_word=True,
+            ("md", "mdx", "gfm", "commonmark"),
+            "markdown",
+            Runs.IN_PROCESS,
+            check_markdown,
+            sees="nested fences left open, found by the CommonMark scanner that reads the answer's own fences",
+            blind_to="the nested blocks' code (a document's examples are often excerpts); prose, tables and lists, "
+            "which any text satisfies; a document without nested fences is unverifiable",
+            leniencies=("a nested fence its list item or quote closes is sloppy, not open",),
         ),
         LanguageRecord(
             "text",

@@ -87,8 +87,13 @@ _LIMITS = re.compile(
 _INCOMPLETE = re.compile(
     r"was never closed|unexpected EOF|expected an indented block|unterminated triple-quoted|incomplete input"
 )
-_PLACEHOLDER = re.compile(r"<[A-Za-z_.][\w .:/-]*>|…|(?<=\()\s*\.\.\.\s*(?=\))")
-"""`<your-api-key>`, `…`, and `(...)` standing for arguments (`def solve(...):`); a bare `...` is Ellipsis."""
+_PLACEHOLDER = re.compile(
+    r"<[A-Za-z_.][\w .:/-]*>|…|(?<=\()\s*\.\.\.\s*(?=\))"
+    r"|(?:(?<=,)|^)[ \t]*\.\.\.[ \t]*(?=[,}\]]|$)"
+)
+"""`<your-api-key>`, `…`, `(...)` standing for arguments (`def solve(...):`), and `...` standing for more entries of
+a literal (`{"a": 1, ...}`, a `...` line in a dict); a bare `...` is Ellipsis, so only where the parser failed."""
+_BRACKET_ERROR = re.compile(r"does not match|was never closed|unmatched")
 _TRACEBACK = re.compile(r"^Traceback \(most recent call last\):$", re.MULTILINE)
 _DOCTEST = re.compile(r"^\s*(>>>|\.\.\.)(?: |$)")
 _IPYTHON = re.compile(r"^\s*(?:In \[\d*\]:|\.\.\.:)(?: |$)")
@@ -258,7 +263,9 @@ class _Failure:
                     line,
                 )
         for number, text in blamed:
-            placeholder = _placeholder_near(text, self.column if number == self.line else -1)
+            placeholder = _placeholder_near(text, self.column if number == self.line else -1).strip()
+            if placeholder == "..." and _BRACKET_ERROR.search(self.message):
+                placeholder = ""  # an elision never mismatches or leaves open a bracket
             if placeholder:
                 return CodeCheck(
                     Verdict.UNVERIFIABLE,

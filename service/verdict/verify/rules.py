@@ -25,9 +25,10 @@ from dataclasses import dataclass
 from verdict.config.keys import Config
 from verdict.verify.closers import BrokenFence, broken_fences
 from verdict.verify.fences import FencedBlock, FenceScan
-from verdict.verify.languages import LANGUAGES, Language, Languages
+from verdict.verify.languages import LANGUAGES, NO_LANGUAGE, Language, Languages
 from verdict.verify.loops import find_loop
 from verdict.verify.model import BlockCheck, CodeCheck, Verdict, Verification, VerifyInput
+from verdict.verify.recognise import not_code, recognise, shell_command
 
 __all__ = [
     "NO_BLOCKS",
@@ -97,6 +98,9 @@ class PendingCheck:
     index: int
     block: FencedBlock
     language: Language
+    guessed: str = ""
+    """Why an untagged block is checked as `language` (the evidence); "" for a tagged block. A guess is never
+    charged: its parser's failure is unverifiable, since the error may be the guess's."""
 
     @property
     def size(self) -> int:
@@ -121,8 +125,14 @@ def triage(scan: FenceScan, config: Config, languages: Languages = LANGUAGES) ->
     result: list[BlockCheck | PendingCheck] = []
     for index, block in enumerate(scan.blocks):
         language = languages.resolve(block.language)
+        guessed = ""
+        if language.record is NO_LANGUAGE and block.closed and broken.get(index) is None:
+            recognition = recognise(block.body)
+            if recognition is not None:
+                language = languages.resolve(recognition.language)
+                guessed = recognition.evidence
         decided = _decided(index, block, language, config, broken.get(index))
-        result.append(decided if decided is not None else PendingCheck(index, block, language))
+        result.append(decided if decided is not None else PendingCheck(index, block, language, guessed))
     skipped = scan.total - len(scan.blocks) - (1 if scan.unclosed_tail is not None else 0)
     if skipped:
         result.append(
@@ -174,7 +184,33 @@ def place(pending: PendingCheck, result: CodeCheck) -> BlockCheck:
     blamed = min(result.line, pending.block.body_lines) if result.line else 0
     error_line = pending.block.line + blamed if blamed else 0
     detail = f"line {error_line}: {result.detail}" if error_line and result.detail else result.detail
-    return BlockCheck(pending.index, pending.language.name, result.verdict, detail, pending.block.line, error_line)
+    verdict = result.verdict
+    if pending.guessed:
+        if verdict is Verdict.MALFORMED:
+            verdict = Verdict.UNVERIFIABLE
+            detail = f"untagged, read as {pending.language.name} ({pending.guessed}): {detail}; not charged, the "
+            detail += "language was guessed"
+        elif verdict is Verdict.OK:
+            detail = f"untagged, read as {pending.language.name} ({pending.guessed})"
+    elif verdict is Verdict.MALFORMED and blamed:
+        excuse = _not_this_language(pending, blamed)
+        if excuse:
+            verdict = Verdict.UNVERIFIABLE
+            detail = f"line {error_line} is {excuse}, not {pending.language.name}: a wrong tag or an excerpt"
+    return BlockCheck(pending.index, pending.language.name, verdict, detail, pending.block.line, error_line)
+
+
+def _not_this_language(pending: PendingCheck, blamed: int) -> str:
+    """What the body line a parser blamed is when it is no code of the tag's language (ASCII art, a table, program
+    output, a shell command under a C# tag), or "". Only that line is looked at, as every excuse does."""
+    lines = pending.block.body.split("\n")
+    line = lines[blamed - 1] if 0 < blamed <= len(lines) else ""
+    what = not_code(line)
+    if what:
+        return what
+    if pending.language.label != "shell" and shell_command(line):
+        return "a shell command"
+    return ""
 
 
 def aggregate(checks: Sequence[BlockCheck], blocks: int | None = None) -> Verification:

@@ -33,7 +33,7 @@ import tree_sitter
 
 from verdict.verify.model import CodeCheck, Verdict
 
-__all__ = ["GRAMMARS", "Form", "Grammar", "check_tree"]
+__all__ = ["GRAMMARS", "Form", "Grammar", "branches", "check_tree"]
 
 
 @dataclass(frozen=True)
@@ -68,6 +68,17 @@ class Grammar:
     any_error_at_end: bool = False
     """Whether any ERROR reaching the end counts, or only an innermost one. When recovery fails, one ERROR can wrap a
     whole intact C++ or Rust file (macros); Ruby's grammar wraps the open `def` of a cut that way instead."""
+    line_strings: str = ""
+    """The quotes whose strings end at their line (JavaScript's `'` and `"`, C's `"`). A quote the grammar could not
+    pair, left alone in an ERROR with no partner on the rest of its line, is an unterminated string: bracket counts
+    miss it (the string swallows whatever it reaches) and the grammar often recovers with balanced brackets."""
+    multiline_strings: str = ""
+    """Quotes whose strings may span lines (Rust's `"`): unterminated when no partner follows anywhere."""
+    preprocessor: bool = False
+    """C and C++: `#if` ... `#else` ... `#endif` branches hold alternatives (two headers of one function, each with
+    its `{`), so brackets are counted, and the code is parsed once more, with only the first branch of each."""
+    declarations: bool = False
+    """CSS: an ERROR that is one `property value;` line inside a block is a declaration without its `:`."""
 
     def parser(self) -> tree_sitter.Parser:
         return _parser(self.module, self.function)
@@ -87,6 +98,7 @@ GRAMMARS: dict[str, tuple[Grammar, ...]] = {
         Grammar(
             "tree_sitter_javascript",
             forms=(_PROGRAM, Form("class body", "class __V {\n", "\n}"), Form("object literal", "({\n", "\n})")),
+            line_strings="\"'",
         ),
     ),
     "typescript": (
@@ -94,11 +106,13 @@ GRAMMARS: dict[str, tuple[Grammar, ...]] = {
             "tree_sitter_typescript",
             "language_typescript",
             forms=(_PROGRAM, Form("class body", "class __V {\n", "\n}"), Form("object literal", "({\n", "\n})")),
+            line_strings="\"'",
         ),
         Grammar(
             "tree_sitter_typescript",
             "language_tsx",
             forms=(_PROGRAM, Form("class body", "class __V {\n", "\n}")),
+            line_strings="\"'",
         ),
     ),
     "java": (
@@ -109,6 +123,7 @@ GRAMMARS: dict[str, tuple[Grammar, ...]] = {
                 Form("class body", "class __V {\n", "\n}"),
                 Form("method body", "class __V { void __v() {\n", "\n}}"),
             ),
+            line_strings='"',
         ),
     ),
     "c": (
@@ -116,6 +131,8 @@ GRAMMARS: dict[str, tuple[Grammar, ...]] = {
             "tree_sitter_c",
             forms=(_PROGRAM, Form("function body", "void __v(void) {\n", "\n}")),
             whole_file=_PREPROCESSED,
+            line_strings='"',
+            preprocessor=True,
         ),
     ),
     "cpp": (
@@ -127,6 +144,8 @@ GRAMMARS: dict[str, tuple[Grammar, ...]] = {
                 Form("function body", "void __v() {\n", "\n}"),
             ),
             whole_file=_PREPROCESSED,
+            line_strings='"',
+            preprocessor=True,
         ),
     ),
     "csharp": (
@@ -137,6 +156,7 @@ GRAMMARS: dict[str, tuple[Grammar, ...]] = {
                 Form("class body", "class __V {\n", "\n}"),
                 Form("method body", "class __V { void __v() {\n", "\n}}"),
             ),
+            line_strings='"',
         ),
     ),
     "go": (
@@ -148,12 +168,14 @@ GRAMMARS: dict[str, tuple[Grammar, ...]] = {
                 Form("function body", "func __v() {\n", "\n}\n"),
                 Form("struct body", "type __V struct {\n", "\n}\n"),
             ),
+            line_strings='"',
         ),
     ),
     "rust": (
         Grammar(
             "tree_sitter_rust",
             forms=(_PROGRAM, Form("function body", "fn __v() {\n", "\n}"), Form("impl body", "impl __V {\n", "\n}")),
+            multiline_strings='"',
         ),
     ),
     "ruby": (
@@ -174,7 +196,14 @@ GRAMMARS: dict[str, tuple[Grammar, ...]] = {
         ),
         Grammar("tree_sitter_php", "language_php", forms=(Form("template"),), only_with="<?"),
     ),
-    "css": (Grammar("tree_sitter_css", forms=(_PROGRAM, Form("declarations", "__v {\n", "\n}"))),),
+    "css": (
+        Grammar(
+            "tree_sitter_css",
+            forms=(_PROGRAM, Form("declarations", "__v {\n", "\n}")),
+            line_strings="\"'",
+            declarations=True,
+        ),
+    ),
 }
 """Every grammar of every tree-sitter language, in the order their forms are tried."""
 
@@ -197,21 +226,34 @@ def check_tree(language: str, code: str) -> CodeCheck:
         return CodeCheck(Verdict.MALFORMED, "a NUL byte in source code", 0)
     data = code.encode("utf-8", "surrogatepass")
     grammars = GRAMMARS[language]
-    trees: list[tuple[Grammar, tree_sitter.Tree]] = []
+    failures: list[_Failure] = []
     for grammar in grammars:
         if grammar.only_with and grammar.only_with not in code:
             continue
         parser = grammar.parser()
         forms = grammar.forms[:1] if grammar.whole_file and grammar.whole_file.search(data) else grammar.forms
+        tree = None
         for form in forms:
-            tree = parser.parse(form.prefix.encode() + data + form.suffix.encode())
-            if not tree.root_node.has_error:
+            parsed = parser.parse(form.prefix.encode() + data + form.suffix.encode())
+            if not parsed.root_node.has_error:
                 return CodeCheck(Verdict.OK)
-            if form is grammar.forms[0]:
-                trees.append((grammar, tree))
-    # No form parses. The code as written (each grammar's first form, with nothing added) decides: a wrapper can only
-    # add balanced brackets, and its closing `}` or `end` could stand in for exactly the closer a cut removed.
-    failures = [_failure(grammar, tree.root_node, data) for grammar, tree in trees]
+            tree = tree or parsed
+        assert tree is not None
+        # No form parses. The code as written (the first form, with nothing added) decides: a wrapper can only add
+        # balanced brackets, and its closing `}` or `end` could stand in for exactly the closer a cut removed.
+        failure = _failure(grammar, tree.root_node, data)
+        if grammar.preprocessor and _BRANCH.search(data):
+            # `#if` ... `#else` holds alternatives: each configuration (every first branch, every last branch) is
+            # read as a compiler would read it. Both parse: ok. The code as written is malformed only when one
+            # configuration is too: two alternative headers, each opening its `{`, are not an unclosed brace.
+            configurations = [branches(data, keep_last) for keep_last in (False, True)]
+            trees = [parser.parse(configuration) for configuration in configurations]
+            if not any(tree.root_node.has_error for tree in trees):
+                return CodeCheck(Verdict.OK)
+            readings = [_failure(grammar, t.root_node, c) for t, c in zip(trees, configurations, strict=True)]
+            if failure.malformation and not any(reading.malformation for reading in readings):
+                failure = _Failure(failure.first_error_line, "", 0)
+        failures.append(failure)
     if all(failure.malformation for failure in failures):
         return CodeCheck(Verdict.MALFORMED, failures[0].malformation, failures[0].line)
     first = min(failure.first_error_line for failure in failures)
@@ -241,7 +283,9 @@ def _failure(grammar: Grammar, root: tree_sitter.Node, code: bytes) -> _Failure:
         if node.child_count == 0 and not node.is_missing and (node.is_error or not node.is_named):
             tokens.extend((char, node.start_point[0] + 1) for char in _brackets(node))
     malformation, line = "", 0
-    if grammar.brackets:
+    if grammar.line_strings or grammar.multiline_strings or grammar.declarations:
+        malformation, line = _error_sign(grammar, root, code)
+    if not malformation and grammar.brackets:
         malformation, line = _unbalanced(tokens)
     if not malformation and missing:
         malformation, line = f"a closing '{missing}' is missing", missing_line
@@ -249,6 +293,109 @@ def _failure(grammar: Grammar, root: tree_sitter.Node, code: bytes) -> _Failure:
         malformation = "the code stops in the middle of a construct (an error runs to its last line)"
         line = code.count(b"\n") + 1 - (1 if code.endswith(b"\n") else 0)
     return _Failure(first_error or 1, malformation, line)
+
+
+_BRANCH = re.compile(rb"(?m)^[ \t]*#[ \t]*(?:else|elif|elifdef|elifndef)\b")
+_DIRECTIVE = re.compile(rb"[ \t]*#[ \t]*(if|ifdef|ifndef|else|elif|elifdef|elifndef|endif)\b")
+_DECLARATION = re.compile(rb"-{0,2}[A-Za-z][\w-]*[ \t]+[^\s:;{}][^:;{}\n]*;")
+"""`property value;` on one line: what a declaration is once its colon is lost."""
+
+
+def branches(code: bytes, keep_last: bool) -> bytes:
+    """`code` as one configuration compiles it: the first (or the last) branch of every `#if` group kept, every
+    other branch and the conditional directives blanked, line for line (line numbers still hold). Linear.
+
+    A group's branches are kept or dropped whole, nested groups inside a dropped branch with them."""
+    lines = code.split(b"\n")
+    groups: list[list[int]] = []  # per open group: the line numbers where its branches start
+    spans: list[tuple[int, int]] = []  # (start, end) line ranges to blank
+    for number, line in enumerate(lines):
+        match = _DIRECTIVE.match(line)
+        directive = match.group(1) if match else b""
+        if directive.startswith(b"if"):
+            groups.append([number])
+        elif directive.startswith(b"el") and groups:
+            groups[-1].append(number)
+        elif directive == b"endif" and groups:
+            starts = [*groups.pop(), number]
+            kept = len(starts) - 2 if keep_last else 0
+            spans.extend((begin, starts[index + 1]) for index, begin in enumerate(starts[:-1]) if index != kept)
+        if directive:
+            lines[number] = b""
+    depth = 0
+    marks = [0] * (len(lines) + 1)
+    for begin, end in spans:
+        marks[begin] += 1
+        marks[end] -= 1
+    for number in range(len(lines)):
+        depth += marks[number]
+        if depth > 0:
+            lines[number] = b""
+    return b"\n".join(lines)
+
+
+def _error_sign(grammar: Grammar, root: tree_sitter.Node, code: bytes) -> tuple[str, int]:
+    """An unterminated string or a declaration without its colon inside an ERROR node (the first one), or ("", 0).
+
+    Looked for only inside ERROR nodes, so intact code the grammar reads is never asked about, and only at the quote
+    or declaration the grammar could not place."""
+    for node in _leaves_and_errors(root):
+        parent = node.parent
+        if parent is None or node.is_missing:
+            continue
+        if (
+            node.type in grammar.line_strings
+            and len(node.type) == 1
+            and not parent.is_error
+            and parent.has_error
+            and parent.start_point[0] != parent.end_point[0]
+            and node.start_byte == parent.start_byte
+            and parent.children[-1].type == node.type
+            and b"\\\n" not in (parent.text or b"")
+        ):
+            # The grammar paired this quote with one on a later line and put an ERROR between: the string ran
+            # to the end of its line unclosed (a line continuation `\` would have been legal).
+            return f"an unterminated string literal (its {node.type} is never closed)", node.start_point[0] + 1
+        if not parent.is_error:
+            continue
+        if node.type in grammar.line_strings or node.type in grammar.multiline_strings:
+            before = node.prev_sibling
+            if len(node.type) != 1 or (before is not None and _in_string(before, node.type)):
+                continue  # the closing quote of a string the grammar read in pieces
+            quote = node.type.encode()
+            line_start = code.rfind(b"\n", 0, node.start_byte) + 1
+            if _quotes(code[line_start : node.start_byte], quote) % 2:
+                continue  # the same: an odd number of quotes before it on its line opened the string it closes
+            end = len(code) if node.type in grammar.multiline_strings else code.find(b"\n", node.end_byte)
+            if not _quotes(code[node.end_byte : len(code) if end < 0 else end], quote):
+                return f"an unterminated string literal (its {node.type} is never closed)", node.start_point[0] + 1
+    if grammar.declarations:
+        for node in _leaves_and_errors(root):
+            if not node.is_error:
+                continue
+            parent = node.parent
+            text = node.text or b""
+            first_line = text.split(b"\n", 1)[0].rstrip()
+            if parent is not None and parent.type == "block" and _DECLARATION.fullmatch(first_line):
+                return "a declaration without its ':' (property and value are separated by a colon)", (
+                    node.start_point[0] + 1
+                )
+    return "", 0
+
+
+_CHARACTER = re.compile(rb"'(?:\\.|[^'\\\n])'")
+
+
+def _quotes(text: bytes, quote: bytes) -> int:
+    """How many unescaped `quote` characters `text` holds, character literals (`'"'`) left out."""
+    if quote == b'"':
+        text = _CHARACTER.sub(b"", text)
+    return len(re.findall(rb"(?<!\\)(?:\\\\)*" + re.escape(quote), text))
+
+
+def _in_string(node: tree_sitter.Node, quote: str) -> bool:
+    """Whether `node`, just before a quote, is part of a string (its content, an escape, its opening quote)."""
+    return node.type == quote or any(part in node.type for part in ("string", "escape", "fragment", "content"))
 
 
 def _leaves_and_errors(root: tree_sitter.Node) -> Iterator[tree_sitter.Node]:
