@@ -83,7 +83,7 @@ export type ToolLike =
       function: { name: string; description?: string; parameters?: string | JsonObject; strict?: boolean };
     };
 
-function jsonText(value: string | JsonObject | undefined): string {
+function jsonText(value: string | object | undefined): string {
   if (value === undefined) return "";
   return typeof value === "string" ? value : JSON.stringify(value);
 }
@@ -111,20 +111,11 @@ export interface Evaluation {
   raw: EvaluateResponse__Output;
 }
 
-/** One tool call: `arguments` as the provider returned them (JSON text), or an object, which is sent as JSON. */
-export interface ToolCallInput {
-  id?: string;
-  name: string;
-  arguments: string | JsonObject;
-}
+/** One tool call of a turn to verify: the same shapes as `ToolCallLike`. */
+export type ToolCallInput = ToolCallLike;
 
-/** One declared tool: `parameters` is its JSON Schema, as an object or JSON text; `strict` for OpenAI strict mode. */
-export interface ToolInput {
-  name: string;
-  description?: string;
-  parameters?: string | JsonObject;
-  strict?: boolean;
-}
+/** One declared tool of a turn to verify: the same shapes as `ToolLike` (`strict` for OpenAI strict mode). */
+export type ToolInput = ToolLike;
 
 /**
  * One completion to verify. A tool-calling turn goes typed (`text`, `finishReason`, `toolCalls`, `tools`) or as the
@@ -138,21 +129,12 @@ export type VerifyInput = Omit<VerifyResponseRequest, "toolCalls" | "tools" | "m
   toolsJson?: string | object[];
 };
 
-function jsonText(value: string | object | undefined): string | undefined {
-  return value === undefined || typeof value === "string" ? value : JSON.stringify(value);
-}
-
 function verifyRequest(input: VerifyInput): VerifyResponseRequest {
   const { toolCalls, tools, messageJson, toolsJson, ...rest } = input;
   return {
     ...rest,
-    toolCalls: toolCalls?.map((call) => ({ id: call.id ?? "", name: call.name, arguments: jsonText(call.arguments) })),
-    tools: tools?.map((tool) => ({
-      name: tool.name,
-      description: tool.description ?? "",
-      parameters: jsonText(tool.parameters) ?? "",
-      strict: tool.strict ?? false,
-    })),
+    toolCalls: toolCalls?.map(toolCall),
+    tools: tools?.map(toolDefinition),
     messageJson: jsonText(messageJson),
     toolsJson: jsonText(toolsJson),
   };
