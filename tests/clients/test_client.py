@@ -106,10 +106,10 @@ def test_list_evaluators_tells_which_languages_are_checked(client: VerdictClient
     assert (javascript.name, javascript.checked, javascript.metric_label) == ("javascript", True, "javascript")
     assert "node" in javascript.aliases
     assert javascript.sees
-    html = catalogue.language("html")
-    assert html is not None
-    assert not html.checked
-    assert "implicitly" in html.unchecked_reason
+    dockerfile = catalogue.language("docker")
+    assert dockerfile is not None
+    assert (dockerfile.name, dockerfile.checked) == ("dockerfile", False)
+    assert "grammar" in dockerfile.unchecked_reason
     assert catalogue.language("klingon") is None
 
 

@@ -62,6 +62,8 @@ def server(tmp_path: Path, chat_server: ChatServer) -> Iterator[tuple[ServerProc
     env = {
         **os.environ,
         "VERDICT_LOG_LEVEL": "DEBUG",
+        # an in-flight limit keeps access control in the chain, whose DEBUG line per call proves DEBUG is on
+        "VERDICT_MAX_CALLS_PER_CONNECTION": "64",
         "VERDICT_JUDGE_HOST": chat_server.url,
         "VERDICT_JUDGE_API_KEY_FILE": str(key_file),
         "VERDICT_JUDGE_TIMEOUT_SECONDS": "2",
