@@ -166,6 +166,20 @@ class Config:
         "Shown when at or above log_level.",
         choices=("DEBUG", "INFO", "WARNING", "ERROR", "OFF"),
     )
+    otlp_endpoint: str = _key(
+        "",
+        "OpenTelemetry: base URL of an OTLP/HTTP collector (e.g. http://otel-collector:4318; spans are POSTed to "
+        "/v1/traces) that gets one server span per call on both ports, parented by the caller's traceparent; empty: "
+        "no tracing, and the OpenTelemetry SDK is never imported.",
+    )
+    otlp_service_name: str = _key("verdict", "OpenTelemetry: the `service.name` resource attribute of every span.")
+    otlp_sample_ratio: float = _key(
+        1.0,
+        "OpenTelemetry: share of traces sampled where the caller sent no traceparent (a caller's sampled flag is "
+        "followed either way).",
+        minimum=0,
+        maximum=1,
+    )
     decision_log: str = _key(
         "off",
         "Where decision records go (one JSON line per VerifyResponse/Evaluate/ListEvaluators answer): off, stdout, "
@@ -502,6 +516,8 @@ class Config:
                 "judge_cache_url",
                 f"judge_cache: redis needs a redis://, rediss:// or unix:// URL, got {self.judge_cache_url!r}",
             )
+        if self.otlp_endpoint and not self.otlp_endpoint.startswith(("http://", "https://")):
+            raise ConfigError("otlp_endpoint", f"must be an http(s) URL, got {self.otlp_endpoint!r}")
         if self.decision_log == "file" and not self.decision_log_path:
             raise ConfigError("decision_log_path", "must be set when decision_log is file")
         if self.decision_log == "http" and not self.decision_log_url.startswith(("http://", "https://")):

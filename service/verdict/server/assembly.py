@@ -51,6 +51,7 @@ from verdict.server.interceptors.chain import Chain, ChainedRegistration, Except
 from verdict.server.interceptors.decoding import LenientDecoding
 from verdict.server.interceptors.observe import MetricsInterceptor
 from verdict.server.interceptors.pending import PendingMessages
+from verdict.server.interceptors.tracing import Tracing, TracingInterceptor
 from verdict.server.scrape import MetricsHttpServer
 from verdict.server.transport import TransportCounts
 from verdict.verify.verifier import Verifier
@@ -118,6 +119,8 @@ class App:
     """Admission control's state (running and queued calls), None when `admission_control` is off."""
     transport: TransportCounts | None = None
     """grpc-core's own call counts (channelz) copied into the metrics while serving."""
+    tracing: Tracing | None = None
+    """OpenTelemetry span export (`otlp_endpoint`), flushed at the end of the drain; None when off."""
     _stopping: bool = False
     _stopped: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -169,6 +172,8 @@ class App:
             await self.components.aclose()
             if self.decisions is not None:
                 await asyncio.to_thread(self.decisions.close)
+            if self.tracing is not None:
+                await asyncio.to_thread(self.tracing.shutdown)
             log.info("stopped")
         finally:
             self._stopped.set()
@@ -284,7 +289,8 @@ async def build_server(
         metrics=metrics,
         decisions=decisions,
     )
-    chains = _chains(config, metrics, access, admission)
+    tracing = Tracing.from_config(config)
+    chains = _chains(config, metrics, access, admission, tracing)
     health = _services(config, metrics, chains, server, health_server, handlers or method_handlers(servicer))
     http = await _http_port(
         config,
@@ -297,6 +303,7 @@ async def build_server(
         certificates,
         health=health,
         reuse_port=reuse_port,
+        tracing=tracing,
     )
     metrics.initialize_judge_types(spec.type for spec in components.evaluations.catalogue() if spec.uses_judge)
     app = App(
@@ -315,23 +322,34 @@ async def build_server(
         http=http,
         admission=admission if config.admission_control else None,
         transport=TransportCounts(metrics),
+        tracing=tracing,
     )
     return app, port
 
 
-def _chains(config: Config, metrics: Metrics, access: AccessInterceptor, admission: Admission) -> tuple[Chain, Chain]:
+def _chains(
+    config: Config,
+    metrics: Metrics,
+    access: AccessInterceptor,
+    admission: Admission,
+    tracing: Tracing | None = None,
+) -> tuple[Chain, Chain]:
     """What every call passes through, outermost first, on the gRPC port (the bound on calls waiting for their
     request message, metrics and the access line, access control, admission control, lenient decoding) and on the
     health-only port (metrics, lenient decoding). Each method's wrapper is built once (chain.py), and a layer whose
     feature is off is left out: admission when
     `admission_control` is off, access control with auth off and no in-flight limits (AccessInterceptor.active), and
-    lenient decoding for VerdictService, whose own decoder and servicer already answer undecodable requests."""
+    lenient decoding for VerdictService, whose own decoder and servicer already answer undecodable requests. The
+    tracing layer (server spans) sits just inside metrics, which sets the call context it reads the trace from, and
+    only when `otlp_endpoint` is set."""
     observe = MetricsInterceptor(metrics, access_log_level=config.access_log_level)
     decoding = Except(LenientDecoding(), SERVICE_NAME)
     pending = PendingMessages(
         config.max_pending_messages, config.request_message_timeout_seconds, metrics.calls_in_flight_rejected
     )
     layers: list[Any] = [pending, observe, access]
+    if tracing is not None:
+        layers.insert(2, TracingInterceptor(tracing))
     if config.admission_control:
         layers.append(AdmissionInterceptor(admission))
     layers.append(decoding)
@@ -401,6 +419,7 @@ async def _http_port(
     *,
     health: Health | None = None,
     reuse_port: bool = False,
+    tracing: Tracing | None = None,
 ) -> ConnectServer | None:
     """The Connect/gRPC-Web HTTP port on `http_address` (None when empty), sharing the servicer, access control and
     admission of the gRPC port. When it cannot be built, the components and the decision log are closed first."""
@@ -420,6 +439,7 @@ async def _http_port(
                     access=access,
                     admission=admission if config.admission_control else None,
                     identities=identities,
+                    tracing=tracing,
                 ),
                 health=health,
                 allowed_origins=config.http_cors_allowed_origins,

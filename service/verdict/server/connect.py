@@ -56,6 +56,7 @@ from verdict.server.http_transport import BodyDeadline, HttpTransport, StrictFra
 from verdict.server.interceptors.access_control import AccessInterceptor, publish, unpublish
 from verdict.server.interceptors.admission import EXEMPT_METHODS, Admission
 from verdict.server.interceptors.observe import MethodSeries, log_access
+from verdict.server.interceptors.tracing import Tracing
 
 __all__ = ["ConnectServer", "connect_application", "method_infos"]
 
@@ -184,6 +185,7 @@ def _endpoint_function(
     admission: Admission | None,
     access: AccessInterceptor | None,
     identities: Mapping[str, tuple[str, ...]],
+    tracing: Tracing | None = None,
 ) -> Callable[[Any, RequestContext[Any, Any]], Awaitable[Any]]:
     async def admitted(request: Any, adapter: _CallAdapter) -> Any:
         """The gRPC port's admission control, shared: one bound on running and queued calls for both ports."""
@@ -243,7 +245,7 @@ def _endpoint_function(
                 log_access(series.access_level, series.full_method, grpc_code_label(code), started)
             current_call.reset(token)
 
-    return call
+    return call if tracing is None else tracing.connect(call, series.full_method, _grpc_code)
 
 
 def method_infos() -> dict[str, MethodInfo[Any, Any]]:
@@ -299,11 +301,13 @@ def connect_application(
     access: AccessInterceptor | None = None,
     admission: Admission | None = None,
     identities: Mapping[str, tuple[str, ...]] | None = None,
+    tracing: Tracing | None = None,
 ) -> ASGIApp:
     """The ASGI application serving every RPC of the proto's service over Connect, gRPC and gRPC-Web. With `access`
     (the gRPC port's interceptor) every call is authenticated, authorized and limited exactly as on that port; with
     `admission` (the gRPC port's, shared) it is admitted or shed by the same bound on running and queued calls.
-    `identities` are the verified client certificate names by peer address (`HttpTransport.identities`)."""
+    `identities` are the verified client certificate names by peer address (`HttpTransport.identities`); with
+    `tracing` every call gets a server span (interceptors/tracing.py)."""
     peers: Mapping[str, tuple[str, ...]] = identities if identities is not None else {}
     access_level = None if config.access_log_level == "OFF" else logging.getLevelName(config.access_log_level)
 
@@ -316,7 +320,7 @@ def connect_application(
             table[f"/{SERVICE_NAME}/{method.name}"] = Endpoint.unary(
                 info,
                 _endpoint_function(
-                    behavior, series, None if method.name in EXEMPT_METHODS else admission, access, peers
+                    behavior, series, None if method.name in EXEMPT_METHODS else admission, access, peers, tracing
                 ),
             )
         return table
@@ -333,7 +337,7 @@ def connect_application(
     evaluate = MethodSeries(metrics, f"/{SERVICE_NAME}/Evaluate", "unary", access_level)
     return GradersHttp(
         application,
-        lambda behavior: _endpoint_function(behavior, evaluate, admission, access, peers),
+        lambda behavior: _endpoint_function(behavior, evaluate, admission, access, peers, tracing),
         servicer.Evaluate,
         max_bytes=config.max_message_bytes,
     )

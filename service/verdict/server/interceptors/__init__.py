@@ -1,6 +1,7 @@
 """What every gRPC call passes through on the main port, outermost first, one module per interceptor.
 
 - `observe.py` (`MetricsInterceptor`): the go-grpc-prometheus series, the access line and the call context.
+- `tracing.py` (`TracingInterceptor`): an OpenTelemetry server span per call, when `otlp_endpoint` is set.
 - `access_control.py` (`AccessInterceptor`): who is calling, may it, is there room for it (per-connection and
   per-principal in-flight limits).
 - `admission.py` (`AdmissionInterceptor`): bounded running calls and queue; the excess is shed at once.
@@ -17,6 +18,7 @@ from verdict.server.interceptors.admission import Admission, AdmissionIntercepto
 from verdict.server.interceptors.base import HandlerInterceptor, Shape, rewrap
 from verdict.server.interceptors.decoding import LenientDecoding
 from verdict.server.interceptors.observe import MetricsInterceptor
+from verdict.server.interceptors.tracing import Tracing, TracingInterceptor
 
 __all__ = [
     "AccessInterceptor",
@@ -27,5 +29,7 @@ __all__ = [
     "LenientDecoding",
     "MetricsInterceptor",
     "Shape",
+    "Tracing",
+    "TracingInterceptor",
     "rewrap",
 ]
