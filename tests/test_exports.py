@@ -86,7 +86,13 @@ SURFACES = {
         "load_policy",
     },
     "verdict.security.tokens": {"MIN_TOKEN_BYTES", "TokenDirectory", "bearer_token"},
-    "verdict.security.tls": {"Certificates", "peer_identities", "server_credentials", "ssl_peer_identities"},
+    "verdict.security.tls": {
+        "Certificates",
+        "material_follower",
+        "peer_identities",
+        "server_credentials",
+        "ssl_peer_identities",
+    },
     "verdict.server.interceptors.access_control": {
         "HEALTH_WATCHES_PER_CONNECTION",
         "AccessInterceptor",

@@ -101,6 +101,8 @@ def _sample_value(key: str) -> str:
         "decision_log": "stderr",
         "decision_log_url": "http://collector:8080/logs",
         "calibration_kappa_floor": "0.8",
+        "otlp_endpoint": "http://collector:4318",
+        "otlp_sample_ratio": "0.5",
     }
     if key in samples:
         return samples[key]

@@ -9,7 +9,7 @@ import pytest
 from tests.certs import CertificateAuthority, SecretVolume
 from tests.support import make_config
 from verdict.errors import ConfigError
-from verdict.security.tls import Certificates, peer_identities, ssl_peer_identities
+from verdict.security.tls import Certificates, material_follower, peer_identities, ssl_peer_identities
 
 
 @pytest.mark.parametrize(
@@ -51,6 +51,22 @@ def test_refresh_loads_a_swapped_secret_once(tmp_path: Path) -> None:
     assert material is not None
     assert material.certificate_chain == two.cert
     assert certificates.refresh() is None
+    assert certificates.reloads == 1
+
+
+def test_every_set_of_credentials_sharing_the_files_follows_a_rotation(tmp_path: Path) -> None:
+    """A process binds the gRPC port with several accept loops, each with its own credentials over one Certificates:
+    the first handshake after a swap must not be the only one to see the new certificate."""
+    ca = CertificateAuthority(tmp_path / "ca")
+    one, two = ca.server("one"), ca.server("two")
+    volume = SecretVolume(tmp_path / "tls", {"tls.crt": one.cert, "tls.key": one.key})
+    certificates = Certificates(volume.path("tls.crt"), volume.path("tls.key"), require_client_cert=False)
+    followers = [material_follower(certificates) for _ in range(4)]
+    assert [follow() for follow in followers] == [None] * 4
+    volume.update({"tls.crt": two.cert, "tls.key": two.key})
+    switched = [follow() for follow in followers]
+    assert [material is not None and material.certificate_chain == two.cert for material in switched] == [True] * 4
+    assert [follow() for follow in followers] == [None] * 4
     assert certificates.reloads == 1
 
 

@@ -20,7 +20,7 @@ import logging
 import os
 import ssl
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +29,7 @@ import grpc
 from verdict.config.keys import Config
 from verdict.errors import ConfigError
 
-__all__ = ["Certificates", "peer_identities", "server_credentials", "ssl_peer_identities"]
+__all__ = ["Certificates", "material_follower", "peer_identities", "server_credentials", "ssl_peer_identities"]
 
 log = logging.getLogger("verdict.tls")
 
@@ -171,12 +171,10 @@ def server_credentials(certificates: Certificates) -> grpc.ServerCredentials:
             [(material.private_key, material.certificate_chain)], root_certificates=material.client_ca
         )
 
+    changed = material_follower(certificates)
+
     def fetch() -> Any:
-        try:
-            material = certificates.refresh()
-        except Exception:  # an exception here would fail the handshake; the old certificate is still good
-            log.exception("TLS certificate refresh failed")
-            return None
+        material = changed()
         return None if material is None else configuration(material)
 
     return grpc.dynamic_ssl_server_credentials(
@@ -184,6 +182,29 @@ def server_credentials(certificates: Certificates) -> grpc.ServerCredentials:
         fetch,
         require_client_authentication=certificates.require_client_cert,
     )
+
+
+def material_follower(certificates: Certificates) -> Callable[[], Material | None]:
+    """For one set of credentials: the material to switch to at this handshake, or None to keep the current one.
+
+    Several servers share one `Certificates` (a process binds the gRPC port with several accept loops, each with its
+    own credentials), and `refresh()` reports a change only to the first caller after it; so each follower compares
+    the material in use now with the one it last handed out, and every server's credentials follow the rotation."""
+    served = [certificates.material]
+
+    def changed() -> Material | None:
+        try:
+            certificates.refresh()
+        except Exception:  # an exception here would fail the handshake; the old certificate is still good
+            log.exception("TLS certificate refresh failed")
+            return None
+        material = certificates.material
+        if material is served[0]:
+            return None
+        served[0] = material
+        return material
+
+    return changed
 
 
 def peer_identities(auth_context: Mapping[str, Iterable[bytes]]) -> tuple[str, ...]:
