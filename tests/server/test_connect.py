@@ -25,6 +25,7 @@ from connectrpc.protocol import ProtocolType
 from google.rpc import error_details_pb2
 from prometheus_client import CollectorRegistry
 
+from tests.server.support import HeldServicer
 from tests.support import Running, make_config, serving
 from verdict.metrics import Metrics
 from verdict.server.connect import ConnectServer, connect_application, method_infos
@@ -213,33 +214,8 @@ async def test_http_address_in_use_fails_naming_the_key() -> None:
                 pass  # pragma: no cover
 
 
-class _HeldServicer:
-    """Stands in for the servicer: VerifyResponse waits until released, so a call is deterministically in flight."""
-
-    def __init__(self) -> None:
-        self.entered = asyncio.Event()
-        self.release = asyncio.Event()
-
-    async def VerifyResponse(self, request: Any, context: Any) -> verdict_pb2.VerifyResponseResponse:
-        self.entered.set()
-        await self.release.wait()
-        return verdict_pb2.VerifyResponseResponse(verdict=verdict_pb2.VERIFY_VERDICT_OK)
-
-    async def Evaluate(self, request: Any, context: Any) -> verdict_pb2.EvaluateResponse:
-        return verdict_pb2.EvaluateResponse(verdict="yes")
-
-    async def ListEvaluators(self, request: Any, context: Any) -> verdict_pb2.ListEvaluatorsResponse:
-        return verdict_pb2.ListEvaluatorsResponse()
-
-    async def BatchVerifyResponses(self, request: Any, context: Any) -> verdict_pb2.BatchVerifyResponsesResponse:
-        return verdict_pb2.BatchVerifyResponsesResponse()
-
-    async def BatchEvaluate(self, request: Any, context: Any) -> verdict_pb2.BatchEvaluateResponse:
-        return verdict_pb2.BatchEvaluateResponse()
-
-
 async def test_admission_control_is_shared_with_the_http_port() -> None:
-    held = _HeldServicer()
+    held = HeldServicer()
     config = make_config(http_address="127.0.0.1:0")
     metrics = Metrics(CollectorRegistry())
     admission = Admission(AdmissionLimits(running=1, queued=0, min_deadline_seconds=0.01), metrics)

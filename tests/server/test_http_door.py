@@ -16,6 +16,7 @@ from google.rpc import error_details_pb2, status_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from prometheus_client import CollectorRegistry
 
+from tests.server.support import HeldServicer
 from tests.support import Running, grpc_frame, http_send, load_script, make_config, serving
 from verdict.metrics import Metrics
 from verdict.rpc import SERVICE_DESCRIPTOR
@@ -106,31 +107,6 @@ async def test_every_error_status_has_a_body_saying_what_to_send(
         assert violation["field"] == "Content-Type"
 
 
-class _HeldServicer:
-    """VerifyResponse waits until released, so a call is deterministically in flight and the next one is shed."""
-
-    def __init__(self) -> None:
-        self.entered = asyncio.Event()
-        self.release = asyncio.Event()
-
-    async def VerifyResponse(self, request: Any, context: Any) -> verdict_pb2.VerifyResponseResponse:
-        self.entered.set()
-        await self.release.wait()
-        return verdict_pb2.VerifyResponseResponse(verdict=verdict_pb2.VERIFY_VERDICT_OK)
-
-    async def Evaluate(self, request: Any, context: Any) -> verdict_pb2.EvaluateResponse:
-        return verdict_pb2.EvaluateResponse(verdict="yes")
-
-    async def ListEvaluators(self, request: Any, context: Any) -> verdict_pb2.ListEvaluatorsResponse:
-        return verdict_pb2.ListEvaluatorsResponse()
-
-    async def BatchVerifyResponses(self, request: Any, context: Any) -> verdict_pb2.BatchVerifyResponsesResponse:
-        return verdict_pb2.BatchVerifyResponsesResponse()
-
-    async def BatchEvaluate(self, request: Any, context: Any) -> verdict_pb2.BatchEvaluateResponse:
-        return verdict_pb2.BatchEvaluateResponse()
-
-
 def _retry_seconds(details: list[dict[str, Any]]) -> float:
     retry = next(d for d in details if d["type"] == "google.rpc.RetryInfo")
     info = error_details_pb2.RetryInfo.FromString(base64.b64decode(retry["value"] + "=="))
@@ -138,7 +114,7 @@ def _retry_seconds(details: list[dict[str, Any]]) -> float:
 
 
 async def test_a_refusal_with_retry_info_says_retry_after_in_http_too() -> None:
-    held = _HeldServicer()
+    held = HeldServicer()
     config = make_config(http_address="127.0.0.1:0")
     metrics = Metrics(CollectorRegistry())
     admission = Admission(AdmissionLimits(running=1, queued=0, min_deadline_seconds=0.01), metrics)
