@@ -896,7 +896,9 @@ class OutputNumericConfig(_message.Message):
     operator: _builtins.str
     """Comparison operator: eq, ne, lt, le, gt or ge. Required."""
     key: _builtins.str
-    """Read the value from the last `key=<number>` field of the output instead of the whole output."""
+    """Read the value from the last `key=<number>` or `key: <number>` field of the output instead of the whole output;
+    the key and the number may be quoted, so a JSON member `"key": 5` counts. No match is an `error` verdict.
+    """
     @_builtins.property
     def target(self) -> _struct_pb2.Value:
         """The target: a number, or a string that is interpolated and then parsed as a number. Required."""

@@ -15,7 +15,8 @@ export interface OutputNumericConfig {
    */
   'target'?: (_google_protobuf_Value | null);
   /**
-   * Read the value from the last `key=<number>` field of the output instead of the whole output.
+   * Read the value from the last `key=<number>` or `key: <number>` field of the output instead of the whole output;
+   * the key and the number may be quoted, so a JSON member `"key": 5` counts. No match is an `error` verdict.
    */
   'key'?: (string);
   '_key'?: "key";
@@ -34,7 +35,8 @@ export interface OutputNumericConfig__Output {
    */
   'target': (_google_protobuf_Value__Output | null);
   /**
-   * Read the value from the last `key=<number>` field of the output instead of the whole output.
+   * Read the value from the last `key=<number>` or `key: <number>` field of the output instead of the whole output;
+   * the key and the number may be quoted, so a JSON member `"key": 5` counts. No match is an `error` verdict.
    */
   'key'?: (string);
   '_key'?: "key";
