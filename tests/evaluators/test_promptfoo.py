@@ -324,6 +324,13 @@ def test_types_not_served_are_refused_naming_the_type(kind: str) -> None:
     assert kind in refused.value.message
 
 
+def _nested_schema(depth: int) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(depth):
+        schema = {"type": "object", "properties": {"a": schema}}
+    return schema
+
+
 @pytest.mark.parametrize(
     ("assertions", "field"),
     [
@@ -337,12 +344,31 @@ def test_types_not_served_are_refused_naming_the_type(kind: str) -> None:
         ([], "config.assert"),
         ([{"type": "regex", "value": "("}], "config.assert[0].value"),
         ([{"type": "is-json", "value": {"type": "nonsense"}}], "config.assert[0].value"),
+        # the tool-schema compiler's bounds (verify/tool_schemas.compile_tool) hold for assertion schemas too
+        ([{"type": "is-json", "value": {"$ref": "https://example.com/s.json"}}], "config.assert[0].value"),
+        ([{"type": "contains-json", "value": {"$ref": "#/$defs/missing"}}], "config.assert[0].value"),
+        ([{"type": "is-json", "value": {"type": "string", "pattern": "("}}], "config.assert[0].value"),
+        ([{"type": "is-json", "value": {"enum": list(range(5000))}}], "config.assert[0].value"),
+        ([{"type": "is-json", "value": _nested_schema(80)}], "config.assert[0].value"),
     ],
 )
 def test_configuration_errors_name_the_field(assertions: list[dict[str, Any]], field: str) -> None:
     with pytest.raises(InvalidConfig) as refused:
         _score(assertions, "x")
     assert refused.value.field == field
+
+
+def test_an_assertion_schema_with_a_local_ref_and_pattern_checks_values() -> None:
+    schema = {
+        "$defs": {"code": {"type": "string", "pattern": "^[A-Z]{3}$"}},
+        "type": "object",
+        "properties": {"currency": {"$ref": "#/$defs/code"}},
+        "required": ["currency"],
+    }
+    assert _score([{"type": "is-json", "value": schema}], '{"currency": "EUR"}').verdict == "yes"
+    failed = _score([{"type": "is-json", "value": schema}], '{"currency": "euro"}')
+    assert failed.verdict == "no"
+    assert "/currency" in str(failed.details)
 
 
 def test_a_response_fact_that_was_not_sent_is_error_not_a_failure() -> None:

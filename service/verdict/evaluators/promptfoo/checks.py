@@ -20,7 +20,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import jsonschema
 import regex
 
 from verdict import patterns
@@ -28,6 +27,8 @@ from verdict.errors import InvalidConfig
 from verdict.evaluators.json_compare import NotJson, canonical_equal, parse_json_text, strict_equal
 from verdict.evaluators.model import ResponseFacts
 from verdict.evaluators.promptfoo import text_metrics
+from verdict.verify.model import ToolDefinition
+from verdict.verify.tool_schemas import CompiledTool, SchemaRefused, SchemaUncheckable, check_arguments, compile_tool
 
 __all__ = ["CHECKS", "MODEL_GRADED", "NEVER_EXECUTED", "Check", "Outcome", "Response", "Undecided", "csv_values"]
 
@@ -281,14 +282,20 @@ def _finish_reason(response: Response, value: Any, threshold: float | None, path
 
 # --- structure --------------------------------------------------------------------------------------------------
 
-MAX_SCHEMA_CHARS = 64 * 1024
+_SCHEMA_SECONDS = 1.0
+"""At most this long checking one value against an assertion's schema (the tool-call checks' bound, by the clock)."""
 _JSON_STARTS = 256
 """Most `{`/`[` positions contains-json tries to decode from: each try may scan to the end of the output."""
 
 
-def _schema_validator(value: Any, path: str, regex_timeout: float) -> Any:
-    """A validator for a JSON Schema value (a mapping, or its YAML/JSON text), or None for no schema. Its `pattern`
-    keyword runs under the regex time bound; `$ref` reaches nothing outside the schema."""
+def _schema_validator(value: Any, path: str, regex_timeout: float) -> CompiledTool | None:
+    """The compiled JSON Schema of an is-json / contains-json value (a mapping, or its YAML/JSON text), or None for
+    no schema.
+
+    The schema goes through the same compiler as tool definitions (`verify.tool_schemas.compile_tool`): bounded size,
+    depth, enums and patterns, `$ref` only within the schema and never retrieved, patterns under the regex bound. So
+    a schema an assertion carries gets exactly the bounds a schema a model's tool carries gets.
+    """
     if value is None or value == "":
         return None
     schema = value
@@ -299,41 +306,33 @@ def _schema_validator(value: Any, path: str, regex_timeout: float) -> Any:
             raise InvalidConfig("the JSON Schema value is not JSON", field=f"{path}.value") from None
     if not isinstance(schema, Mapping | bool):
         raise InvalidConfig("the value must be a JSON Schema (a mapping)", field=f"{path}.value")
-    if len(json.dumps(schema)) > MAX_SCHEMA_CHARS:
-        raise InvalidConfig(f"the JSON Schema is over {MAX_SCHEMA_CHARS} characters", field=f"{path}.value")
-    base = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
-        base.check_schema(schema)  # type: ignore[arg-type]
-    except jsonschema.SchemaError as exc:
-        raise InvalidConfig(f"the JSON Schema is invalid: {exc.message}", field=f"{path}.value") from None
-
-    def bounded_pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Any:
-        if isinstance(instance, str) and not search(pattern, instance, regex_timeout, path):
-            yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
-
-    checked = jsonschema.validators.extend(base, {"pattern": bounded_pattern})  # type: ignore[no-untyped-call]
-    return checked(schema)
+        text = json.dumps(schema, allow_nan=False)
+    except (ValueError, RecursionError):
+        raise InvalidConfig("the JSON Schema is not JSON (NaN, or nested too deeply)", field=f"{path}.value") from None
+    try:
+        return compile_tool(ToolDefinition(name="schema", parameters=text, field=f"{path}.value"))
+    except SchemaRefused as refused:
+        raise InvalidConfig(f"the JSON Schema is refused: {refused}", field=f"{path}.value") from None
 
 
-def _schema_problem(validator: Any, instance: Any) -> str | None:
-    if validator is None:
+def _schema_problem(compiled: CompiledTool | None, instance: Any, regex_timeout: float) -> str | None:
+    if compiled is None:
         return None
     try:
-        error = next(iter(validator.iter_errors(instance)), None)
-    except RecursionError:
-        return "the schema or the value is nested too deeply"
-    except Exception as exc:  # referencing's Unresolvable (a $ref to something the schema does not hold) and kin
+        finding = check_arguments(compiled, instance, time_limit=max(regex_timeout, _SCHEMA_SECONDS))
+    except SchemaUncheckable as exc:
         raise Undecided(f"the schema could not be applied: {exc}") from None
-    return None if error is None else error.message
+    return None if finding is None else finding.detail
 
 
 def _is_json(response: Response, value: Any, threshold: float | None, path: str) -> Outcome:
-    validator = _schema_validator(value, path, response.regex_timeout)
+    compiled = _schema_validator(value, path, response.regex_timeout)
     try:
         parsed = parse_json_text(response.output)
     except NotJson:
         return _boolean(False, "Expected output to be valid JSON")
-    problem = _schema_problem(validator, parsed)
+    problem = _schema_problem(compiled, parsed, response.regex_timeout)
     return _boolean(problem is None, f"JSON does not conform to the provided schema: {problem}")
 
 
@@ -360,11 +359,11 @@ def extract_json(text: str) -> list[Any]:
 
 
 def _contains_json(response: Response, value: Any, threshold: float | None, path: str) -> Outcome:
-    validator = _schema_validator(value, path, response.regex_timeout)
+    compiled = _schema_validator(value, path, response.regex_timeout)
     candidates = extract_json(response.output)
     if not candidates:
         return _boolean(False, "Expected output to contain valid JSON")
-    problems = [_schema_problem(validator, candidate) for candidate in candidates]
+    problems = [_schema_problem(compiled, candidate, response.regex_timeout) for candidate in candidates]
     passed = any(problem is None for problem in problems)
     return _boolean(passed, f"JSON does not conform to the provided schema: {problems[0]}")
 
@@ -694,7 +693,7 @@ def _valid_tools_call(response: Response, value: Any, threshold: float | None, p
         except NotJson as exc:
             return _boolean(False, f"Call {index} ({call.name}) arguments are not JSON: {exc}")
         validator = _schema_validator(tool.parameters or None, f"tools.{call.name}.parameters", response.regex_timeout)
-        problem = _schema_problem(validator, arguments)
+        problem = _schema_problem(validator, arguments, response.regex_timeout)
         if problem is not None:
             return _boolean(False, f"Call {index} ({call.name}) does not match its schema: {problem}")
     return _boolean(True, "Every tool call matches its tool's schema")
