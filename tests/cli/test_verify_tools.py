@@ -48,3 +48,17 @@ def test_request_lines_may_carry_the_provider_json_inline(tmp_path: Path) -> Non
     done = _verdict("verify", str(log))
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.splitlines()[0])["verdict"] == "ok"
+
+
+def test_has_tool_calls_keeps_the_exemption_and_tool_calls_is_only_evaluates_list() -> None:
+    """`--has-tool-calls` is the proto's has_tool_calls (the text is not checked); `--tool-calls` belongs to
+    `verdict evaluate`, where it is the calls as a JSON list, so on `verify` it is refused instead of meaning a flag."""
+    broken = b'```json\n{"a": 1,}\n```\n'
+    checked = _verdict("verify", stdin=broken)
+    assert json.loads(checked.stdout)["verdict"] == "malformed"
+    exempt = _verdict("verify", "--has-tool-calls", stdin=broken)
+    assert exempt.returncode == 0, exempt.stderr
+    assert json.loads(exempt.stdout)["verdict"] != "malformed"
+    refused = _verdict("verify", "--tool-calls", stdin=broken)
+    assert refused.returncode == 2
+    assert b"--tool-calls" in refused.stderr

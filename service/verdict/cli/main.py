@@ -88,7 +88,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     verify.add_argument("--jsonl", action="store_true", help="read every FILE (and stdin) as JSONL requests")
     verify.add_argument("--finish-reason", default="", help="the provider's finish reason (stop, length, ...)")
-    verify.add_argument("--tool-calls", action="store_true", help="the turn called tools (exempt from checks)")
+    verify.add_argument(
+        "--has-tool-calls",
+        action="store_true",
+        help="the turn called tools but the calls are not given (the proto's has_tool_calls: nothing is checked); "
+        "to check the calls, give the provider's message with --provider",
+    )
     verify.add_argument(
         "--completion-tokens", type=int, default=0, help="tokens the completion used (0: unknown), for truncation"
     )
@@ -193,7 +198,7 @@ async def _job(args: argparse.Namespace) -> int:
     if args.command == "verify":
         defaults = {
             "finish_reason": args.finish_reason,
-            "has_tool_calls": args.tool_calls,
+            "has_tool_calls": args.has_tool_calls,
             "completion_tokens": args.completion_tokens,
         }
         tools_json = _read(args.tools) if args.tools else ""
@@ -235,7 +240,7 @@ async def _verify(args: argparse.Namespace) -> dict[str, Any]:
     else:
         request.text = _read(args.files[0])
         request.finish_reason = args.finish_reason
-        request.has_tool_calls = args.tool_calls
+        request.has_tool_calls = args.has_tool_calls
         request.completion_tokens = args.completion_tokens
     if args.target:
         response = await call(args, "VerifyResponse", request)
