@@ -10,7 +10,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from tests.security.support import MIB, Hostile, healthy, peak_bytes, production_like
+from tests.security.support import MIB, TOKEN, Hostile, healthy, peak_bytes, production_like
 from tests.support import http_send, stop_server_process
 from verdict.rpc.decoding import DIAGNOSE_DEPTH
 
@@ -94,7 +94,7 @@ def test_six_at_once_leave_health_answering(server: Hostile) -> None:
 def test_the_http_port_diagnoses_over_views_too(server: Hostile) -> None:
     """The HTTP port runs the same diagnosis on up to max_message_bytes (4 MiB): the copy-per-level walk took 421 MB."""
     flat = _field(4, _field(1, _field(1, b"k") + _field(2, _field(3, b"x" * (4 * MIB - 4096)))))
-    headers = {"Content-Type": "application/proto"}
+    headers = {"Content-Type": "application/proto", "Authorization": f"Bearer {TOKEN}"}  # past the head's gate
     http_send(server.http_port, "POST", EVALUATE, flat, headers)
     baseline = peak_bytes(server.pid)
     status, _, _ = http_send(server.http_port, "POST", EVALUATE, nested_past_the_limit(4 * MIB - 8192), headers)

@@ -11,8 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.security.support import MIB, Hostile, healthy, production_like
+from tests.security.support import MIB, TOKEN, Hostile, healthy, production_like
 from tests.support import grpc_frame, http_send, stop_server_process
+
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+"""The gate checks credentials at the request head, before the body is read: the decoder is reached with a token."""
 
 EVALUATE = "/verdict.v1.VerdictService/Evaluate"
 MEMBERS = gzip.compress(b"") * ((4 * MIB - 64) // len(gzip.compress(b"")))
@@ -27,7 +30,7 @@ def server(tmp_path: Path) -> Iterator[Hostile]:
 
 
 def test_a_connect_body_of_gzip_members_is_refused_naming_the_cap(server: Hostile) -> None:
-    headers = {"Content-Type": "application/json", "Content-Encoding": "gzip"}
+    headers = {"Content-Type": "application/json", "Content-Encoding": "gzip", **AUTH}
     status, _, body = http_send(server.http_port, "POST", EVALUATE, MEMBERS, headers)
     assert status == 400
     answer = json.loads(body)
@@ -36,7 +39,7 @@ def test_a_connect_body_of_gzip_members_is_refused_naming_the_cap(server: Hostil
 
 
 def test_a_grpc_web_message_of_gzip_members_is_refused(server: Hostile) -> None:
-    headers = {"Content-Type": "application/grpc-web+proto", "grpc-encoding": "gzip"}
+    headers = {"Content-Type": "application/grpc-web+proto", "grpc-encoding": "gzip", **AUTH}
     _, reply_headers, body = http_send(server.http_port, "POST", EVALUATE, grpc_frame(MEMBERS, flags=1), headers)
     trailer = body[body.rfind(b"\x80") + 5 :].decode(errors="replace")
     status = reply_headers.get("grpc-status") or trailer.partition("grpc-status:")[2].split()[0]
@@ -46,13 +49,13 @@ def test_a_grpc_web_message_of_gzip_members_is_refused(server: Hostile) -> None:
 def test_a_single_member_body_is_still_served(server: Hostile) -> None:
     headers = {"Content-Type": "application/json", "Content-Encoding": "gzip"}
     status, _, body = http_send(server.http_port, "POST", EVALUATE, gzip.compress(b'{"output": "1"}'), headers)
-    assert (status, json.loads(body)["code"]) == (401, "unauthenticated")  # decoded, then refused by the gate
+    assert (status, json.loads(body)["code"]) == (401, "unauthenticated")  # refused at the head
 
 
 def test_health_answers_while_four_bodies_are_in_flight(server: Hostile) -> None:
     """Four 4 MiB bodies together held the loop 28.7 s on the runtime's decoder (probes failed, kubelet restarted
     the pod); refused after MAX_GZIP_MEMBERS members, they leave health answering within a generous bound."""
-    headers = {"Content-Type": "application/proto", "Content-Encoding": "gzip"}
+    headers = {"Content-Type": "application/proto", "Content-Encoding": "gzip", **AUTH}
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
         sent = [pool.submit(http_send, server.http_port, "POST", EVALUATE, MEMBERS, headers) for _ in range(4)]
         assert healthy(server.server.grpc_port, timeout=5)

@@ -22,6 +22,9 @@ served here too or the server fails at startup.
 from __future__ import annotations
 
 import asyncio
+import base64
+import contextvars
+import json
 import logging
 import re
 import time
@@ -30,6 +33,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import grpc
+from connectrpc._protocol import ConnectWireError
 from connectrpc.code import Code
 from connectrpc.codec import Codec
 from connectrpc.compat import google_protobuf_codecs
@@ -49,16 +53,18 @@ from verdict.rpc import SERVICE_DESCRIPTOR, SERVICE_NAME, VerdictServicer, messa
 from verdict.rpc.context import CallContext, current_call, parse_traceparent
 from verdict.rpc.decisions import record_refusal
 from verdict.rpc.decoding import Undecodable, undecodable
+from verdict.security.gate import Caller
 from verdict.security.tls import Certificates
 from verdict.server.compression import BoundedGzip
-from verdict.server.graders_http import ASGIApp, GradersHttp
+from verdict.server.graders_http import _PATH as GRADERS_PATH
+from verdict.server.graders_http import ASGIApp, GradersHttp, _from_connect
 from verdict.server.http_transport import BodyDeadline, HttpTransport, StrictFraming, connection_cap
 from verdict.server.interceptors.access_control import AccessInterceptor, publish, unpublish
 from verdict.server.interceptors.admission import EXEMPT_METHODS, Admission
 from verdict.server.interceptors.observe import MethodSeries, log_access
 from verdict.server.interceptors.tracing import Tracing
 
-__all__ = ["ConnectServer", "connect_application", "method_infos"]
+__all__ = ["ConnectServer", "HeadGate", "connect_application", "method_infos"]
 
 log = logging.getLogger("verdict.connect")
 
@@ -222,17 +228,23 @@ def _endpoint_function(
         try:
             if access is None:
                 return await admitted(request, adapter)
-            try:
-                caller, connection = access.admit(SERVICE_NAME, series.method, adapter)
-            except VerdictError as refused:
-                access.record_refusal(series.method, refused)
-                raise connect_error(to_status(refused)) from None
+            at_head = _admitted_at_head.get()
+            if at_head is not None:  # HeadGate admitted the call before its body was read, and releases it
+                caller, connection = at_head
+                context.learned["principal"] = caller.principal
+            else:
+                try:
+                    caller, connection = access.admit(SERVICE_NAME, series.method, adapter)
+                except VerdictError as refused:
+                    access.record_refusal(series.method, refused)
+                    raise connect_error(to_status(refused)) from None
             published = publish(caller)
             try:
                 return await admitted(request, adapter)
             finally:
                 unpublish(published)
-                access.release(caller, connection)
+                if at_head is None:
+                    access.release(caller, connection)
         except BaseException as exc:
             error = exc
             raise
@@ -246,6 +258,136 @@ def _endpoint_function(
             current_call.reset(token)
 
     return call if tracing is None else tracing.connect(call, series.full_method, _grpc_code)
+
+
+_admitted_at_head: contextvars.ContextVar[tuple[Caller, str] | None] = contextvars.ContextVar(
+    "verdict_admitted_at_head", default=None
+)
+"""The caller and connection key HeadGate admitted for the request being served (None: not admitted at the head)."""
+
+
+class _HeadAdapter:
+    """What the access gate reads from a call, answered from an ASGI request head: the `authorization` header, the
+    verified certificate names of the connection (by peer address, as `_CallAdapter`) and the same peer key, so
+    the per-connection limit counts the same connection on both paths."""
+
+    def __init__(self, scope: Any, identities: Mapping[str, tuple[str, ...]]) -> None:
+        client = scope.get("client")
+        self._address = f"{client[0]}:{client[1]}" if client else ""
+        self._headers = scope.get("headers", ())
+        self._identities = identities
+
+    def peer(self) -> str:
+        return f"http:{self._address or 'unknown'}"
+
+    def auth_context(self) -> dict[str, list[bytes]]:
+        names = self._identities.get(self._address, ())
+        return {"x509_subject_alternative_name": [name.encode() for name in names]} if names else {}
+
+    def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
+        return tuple((bytes(k).decode("latin-1").lower(), bytes(v).decode("latin-1")) for k, v in self._headers)
+
+
+class HeadGate:
+    """ASGI middleware: every RPC (and the graders routes) is authenticated and authorized as soon as its request
+    head is complete, before one byte of its body is read.
+
+    Without it the Connect runtime read the whole body (up to `max_message_bytes`, 4 MiB) into memory and the gate
+    looked at the token only then, so any caller without credentials could make the port hold
+    `http_max_connections` x 4 MiB. The check is the access interceptor's own `admit` (same gate, policy, limits
+    and `verdict_auth_decisions_total` counts); an admitted call keeps its in-flight slots until its answer is sent
+    (the body upload counts against the limits too) and the endpoint uses this admission instead of admitting again.
+    A refusal is answered in the caller's protocol (Connect: 401/403/429 with the error body; gRPC and gRPC-Web:
+    trailers-only with `grpc-status`; the graders routes: OpenAI's error object), the body unread: over HTTP/1.1
+    Hypercorn then closes the connection (the request is not complete), over HTTP/2 the stream is ended."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        access: AccessInterceptor,
+        series: Mapping[str, MethodSeries],
+        identities: Mapping[str, tuple[str, ...]],
+    ) -> None:
+        self._app = app
+        self._access = access
+        self._series = series
+        self._identities = identities
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope.get("type") != "http" or not self._access.active:
+            await self._app(scope, receive, send)
+            return
+        path = scope.get("path", "")
+        graders = GRADERS_PATH.match(path) is not None
+        series = self._series.get(f"/{SERVICE_NAME}/Evaluate" if graders else path)
+        if series is None:  # not an RPC: the runtime answers 404 without reading the body
+            await self._app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        adapter = _HeadAdapter(scope, self._identities)
+        metadata = dict(adapter.invocation_metadata())
+        traceparent = metadata.get("traceparent", "")
+        context = CallContext(
+            series.method,
+            metadata.get("x-request-id", ""),
+            None,
+            parse_traceparent(traceparent) if traceparent else None,
+            "",
+            "connect",
+        )
+        call = current_call.set(context)
+        try:
+            caller, connection = self._access.admit(SERVICE_NAME, series.method, adapter)
+        except VerdictError as refused:
+            self._access.record_refusal(series.method, refused)
+            status = to_status(refused)
+            series.started.inc()
+            series.finish(started, grpc.StatusCode(status.code))
+            if series.access_level is not None:
+                log_access(series.access_level, series.full_method, grpc_code_label(status.code), started)
+            await _refuse(scope, send, status, graders=graders)
+            return
+        finally:
+            current_call.reset(call)
+        token = _admitted_at_head.set((caller, connection))
+        try:
+            await self._app(scope, receive, send)
+        finally:
+            _admitted_at_head.reset(token)
+            self._access.release(caller, connection)
+
+
+async def _refuse(scope: Any, send: Any, status: grpc.Status, *, graders: bool) -> None:
+    """The refusal `status` in the protocol the request head names, without reading its body. Over HTTP/1.x the
+    answer says `connection: close`, which it is: the unread body cannot be skipped without reading it."""
+    error = connect_error(status)
+    close = [(b"connection", b"close")] if scope.get("http_version") in ("1.0", "1.1") else []
+    content_type = b""
+    for key, value in scope.get("headers", ()):
+        if bytes(key).lower() == b"content-type":
+            content_type = bytes(value).lower()
+    if graders:
+        refused = _from_connect(error)
+        code, body = refused.status, json.dumps(refused.body).encode()
+    elif content_type.startswith(b"application/grpc"):  # gRPC and gRPC-Web: trailers-only, in the headers
+        headers = [
+            (b"content-type", content_type),
+            (b"grpc-status", str(grpc.StatusCode(status.code).value[0]).encode()),
+            (b"grpc-message", urllib.parse.quote(status.details or "").encode()),
+            *close,
+        ]
+        for key, value in status.trailing_metadata or ():
+            if key == _DETAILS_TRAILER:
+                headers.append((key.encode(), base64.b64encode(value).rstrip(b"=")))
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        return
+    else:
+        wire = ConnectWireError.from_exception(error)
+        code, body = wire.to_http_status().code, wire.to_json_bytes()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *close]
+    await send({"type": "http.response.start", "status": code, "headers": headers})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
 def method_infos() -> dict[str, MethodInfo[Any, Any]]:
@@ -311,11 +453,16 @@ def connect_application(
     peers: Mapping[str, tuple[str, ...]] = identities if identities is not None else {}
     access_level = None if config.access_log_level == "OFF" else logging.getLevelName(config.access_log_level)
 
+    all_series = {
+        f"/{SERVICE_NAME}/{method.name}": MethodSeries(metrics, f"/{SERVICE_NAME}/{method.name}", "unary", access_level)
+        for method in SERVICE_DESCRIPTOR.methods
+    }
+
     def endpoints(service: VerdictServicer) -> Mapping[str, Any]:
         table: dict[str, Any] = {}
         for method in SERVICE_DESCRIPTOR.methods:
             info = method_infos()[method.name]
-            series = MethodSeries(metrics, f"/{SERVICE_NAME}/{method.name}", "unary", access_level)
+            series = all_series[f"/{SERVICE_NAME}/{method.name}"]
             behavior = getattr(service, method.name)
             table[f"/{SERVICE_NAME}/{method.name}"] = Endpoint.unary(
                 info,
@@ -334,13 +481,14 @@ def connect_application(
         compressions=[BoundedGzip()],
     )
     # OpenAI's graders run/validate routes, through the same door as Evaluate (graders_http.py).
-    evaluate = MethodSeries(metrics, f"/{SERVICE_NAME}/Evaluate", "unary", access_level)
-    return GradersHttp(
+    evaluate = all_series[f"/{SERVICE_NAME}/Evaluate"]
+    served = GradersHttp(
         application,
         lambda behavior: _endpoint_function(behavior, evaluate, admission, access, peers, tracing),
         servicer.Evaluate,
         max_bytes=config.max_message_bytes,
     )
+    return served if access is None else HeadGate(served, access, all_series, peers)
 
 
 class ConnectServer:
