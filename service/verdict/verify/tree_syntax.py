@@ -31,6 +31,8 @@ from dataclasses import dataclass
 
 import tree_sitter
 
+from verdict.verify.css_declarations import colonless_declaration
+from verdict.verify.literals import LEXED, unterminated
 from verdict.verify.model import CodeCheck, Verdict
 
 __all__ = ["GRAMMARS", "Form", "Grammar", "branches", "check_tree"]
@@ -257,6 +259,19 @@ def check_tree(language: str, code: str) -> CodeCheck:
     if all(failure.malformation for failure in failures):
         return CodeCheck(Verdict.MALFORMED, failures[0].malformation, failures[0].line)
     first = min(failure.first_error_line for failure in failures)
+    string = unterminated(language, code)
+    # The lexer read every intact sample of the corpus, and thousands of installed C, C++, Java and JavaScript files,
+    # without one unterminated string. In JavaScript and TypeScript, JSX text is prose (`<p>Don't</p>`), so there a
+    # string that ran to the end of its line counts only when the grammar stumbled there or later, not above it.
+    if string is not None and (LEXED[language] != "javascript" or not string.at_line_end or string.line <= first):
+        how = "runs to the end of its line" if string.at_line_end else "runs to the end of the code"
+        return CodeCheck(
+            Verdict.MALFORMED,
+            f"an unterminated string literal (its {string.opener} is never closed: it {how})",
+            string.line,
+        )
+    if any(grammar.declarations for grammar in grammars) and (line := colonless_declaration(code)):
+        return CodeCheck(Verdict.MALFORMED, _COLONLESS, line)
     return CodeCheck(
         Verdict.UNVERIFIABLE,
         f"the {language} grammar cannot read this line, but nothing looks cut or unbalanced: "
@@ -377,12 +392,11 @@ def _error_sign(grammar: Grammar, root: tree_sitter.Node, code: bytes) -> tuple[
             text = node.text or b""
             first_line = text.split(b"\n", 1)[0].rstrip()
             if parent is not None and parent.type == "block" and _DECLARATION.fullmatch(first_line):
-                return "a declaration without its ':' (property and value are separated by a colon)", (
-                    node.start_point[0] + 1
-                )
+                return _COLONLESS, (node.start_point[0] + 1)
     return "", 0
 
 
+_COLONLESS = "a declaration without its ':' (property and value are separated by a colon)"
 _CHARACTER = re.compile(rb"'(?:\\.|[^'\\\n])'")
 
 
