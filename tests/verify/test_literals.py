@@ -101,3 +101,27 @@ def test_hostile_input_stays_linear(language: str) -> None:
     small = min(seconds(2_000) for _ in range(3))
     large = min(seconds(20_000) for _ in range(3))
     assert large < small * 10 * 8 + 0.05
+
+
+MACRO_INTACT = [
+    "namespace std _GLIBCXX_VISIBILITY(default)\n{\n_GLIBCXX_BEGIN_NAMESPACE_VERSION\n"
+    "  class bad_exception : public exception\n  {\n  public:\n    bad_exception() _GLIBCXX_USE_NOEXCEPT { }\n  };\n"
+    "_GLIBCXX_END_NAMESPACE_VERSION\n}\n",
+    "#ifndef _X_H\n#define _X_H 1\nclass Widget {\npublic:\n  int size() const _GLIBCXX_NOEXCEPT;\n};\n#endif\n",
+]
+
+
+@pytest.mark.parametrize("code", MACRO_INTACT)
+def test_macro_shaped_names_the_grammar_cannot_expand_are_read_around(code: str) -> None:
+    assert check_tree("cpp", code).verdict is Verdict.OK
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "namespace std _GLIBCXX_VISIBILITY(default)\n{\n  int f() _GLIBCXX_NOEXCEPT {\n    return 1;\n}\n",
+        "namespace std _GLIBCXX_VISIBILITY(default)\n{\n  int f() _GLIBCXX_NOEXCEPT { return g(1, 2; }\n}\n",
+    ],
+)
+def test_a_lost_closer_beside_a_macro_is_still_malformed(code: str) -> None:
+    assert check_tree("cpp", code).verdict is Verdict.MALFORMED

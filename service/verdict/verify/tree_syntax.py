@@ -272,6 +272,8 @@ def check_tree(language: str, code: str) -> CodeCheck:
         )
     if any(grammar.declarations for grammar in grammars) and (line := colonless_declaration(code)):
         return CodeCheck(Verdict.MALFORMED, _COLONLESS, line)
+    if any(grammar.preprocessor and _reads_without_macros(grammar, data) for grammar in grammars):
+        return CodeCheck(Verdict.OK)
     return CodeCheck(
         Verdict.UNVERIFIABLE,
         f"the {language} grammar cannot read this line, but nothing looks cut or unbalanced: "
@@ -308,6 +310,32 @@ def _failure(grammar: Grammar, root: tree_sitter.Node, code: bytes) -> _Failure:
         malformation = "the code stops in the middle of a construct (an error runs to its last line)"
         line = code.count(b"\n") + 1 - (1 if code.endswith(b"\n") else 0)
     return _Failure(first_error or 1, malformation, line)
+
+
+_MACRO = re.compile(rb"\b_*[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b(?:[ \t]*\([^()\n\"']*\))?")
+"""A macro's shape: an all-capitals name with an underscore (`_GLIBCXX_NOEXCEPT`, `LLVM_ATTRIBUTE_UNUSED`), with its
+arguments when they close on the same line (`_GLIBCXX_VISIBILITY(default)`), none of them quoted."""
+
+
+def _reads_without_macros(grammar: Grammar, code: bytes) -> bool:
+    """Whether the grammar reads `code` once macro-shaped names are blanked (each byte a space, so lines hold).
+
+    A macro the grammar cannot expand (`namespace std _GLIBCXX_VISIBILITY(default) {`, `f() _GLIBCXX_NOEXCEPT;`) made
+    66 % of the corpus's intact C++ unverifiable. Asked only after the code as written showed no malformation, so it
+    can only turn an unverifiable block into an ok one; blanking removes no bracket a cut or a drop could have left
+    open (an invocation is blanked only with both its parentheses on one line)."""
+    blanked = b"\n".join(
+        line if line.lstrip().startswith(b"#") else _MACRO.sub(lambda match: b" " * len(match.group(0)), line)
+        for line in code.split(b"\n")
+    )  # a directive's names are the preprocessor's own (`#ifndef _GLIBCXX_ARRAY`): kept
+    if blanked == code:
+        return False
+    parser = grammar.parser()
+    if not parser.parse(blanked).root_node.has_error:
+        return True
+    if not _BRANCH.search(blanked):
+        return False
+    return any(not parser.parse(branches(blanked, keep_last)).root_node.has_error for keep_last in (False, True))
 
 
 _BRANCH = re.compile(rb"(?m)^[ \t]*#[ \t]*(?:else|elif|elifdef|elifndef)\b")
