@@ -16,6 +16,7 @@ from verdict.config.keys import Config
 from verdict.errors import ResourceExhausted
 from verdict.metrics import Metrics
 from verdict.runner import (
+    CHECK_NICENESS,
     MARKER_ENV,
     Command,
     CommandNotFound,
@@ -49,6 +50,19 @@ async def test_runs_argv_with_stdin_and_minimal_env(runner: Runner, registry: Co
     # VERDICT_CALL is the runner's own marker, which finds the call's descendants again (see test_descendants.py)
     assert set(eval(lines[1])) <= {"PATH", "LANG", "X", "LC_CTYPE", MARKER_ENV}  # noqa: S307 - our own repr
     assert registry.get_sample_value("verdict_subprocess_runs_total", {"tool": "py", "outcome": "ok"}) == 1
+
+
+async def test_a_check_child_runs_at_a_lower_cpu_priority(runner: Runner) -> None:
+    """The child blocks on stdin, which the runner writes only after lowering its priority, so what it reads of its
+    own nice value is what it ran its work at; a command without `niceness` keeps the server's."""
+    script = "read line; cut -d' ' -f19 /proc/self/stat"
+    own = os.getpriority(os.PRIO_PROCESS, 0)
+    lowered = await runner.run(
+        Command(tool="bash", argv=("sh", "-c", script), timeout=10, stdin=b"go\n", niceness=CHECK_NICENESS)
+    )
+    assert int(lowered.stdout) == min(19, own + CHECK_NICENESS)
+    plain = await runner.run(Command(tool="bash", argv=("sh", "-c", script), timeout=10, stdin=b"go\n"))
+    assert int(plain.stdout) == own
 
 
 async def test_server_secrets_do_not_leak(runner: Runner) -> None:

@@ -1,7 +1,7 @@
 """Pool functions for the verifier tests; pool workers import them by name, so they live in a module of their own.
 
-A block whose code starts with `CRASH` kills its worker, `SLEEP <path>` touches `path` and sleeps; anything else is
-checked for real.
+A block whose code starts with `CRASH` kills its worker, `SLEEP <path>` touches `path` and sleeps, `NICE <path>`
+writes the worker's nice value to `path`; anything else is checked for real.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from verdict.verify.model import CodeCheck
 def misbehaving_check(checker: str, code: str) -> CodeCheck:
     if code.startswith("CRASH"):
         os.kill(os.getpid(), signal.SIGKILL)
+    if code.startswith("NICE"):
+        Path(code.split()[1]).write_text(str(os.getpriority(os.PRIO_PROCESS, 0)))
     if code.startswith("SLEEP"):
         Path(code.split()[1]).touch()
         time.sleep(60)

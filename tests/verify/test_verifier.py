@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from tests.verify.pool_tasks import misbehaving_check
 from verdict.config.keys import Config
 from verdict.errors import Unavailable
 from verdict.metrics import Metrics
-from verdict.runner import Command, CommandNotFound, Completed, Runner
+from verdict.runner import CHECK_NICENESS, Command, CommandNotFound, Completed, Runner
 from verdict.verify.model import CodeCheck, SecondOpinionResult, Verdict, Verification, VerifyInput
 from verdict.verify.verifier import Verifier
 
@@ -177,6 +178,16 @@ class TestPool:
             assert not big.done()
             assert (await big).verdict is OK
             assert made.sample("verdict_parse_pool_tasks_total", outcome="ok") == 1
+        finally:
+            made.verifier.close()
+
+    async def test_pool_workers_run_at_a_lower_cpu_priority(self, tmp_path: Path) -> None:
+        """So the server's own threads preempt a long parse under load (runner.CHECK_NICENESS)."""
+        made = Harness(Config(inline_parse_bytes=0, parse_workers=1), _Misbehaving)
+        try:
+            await made.verify(f"```python\nNICE {tmp_path / 'nice'}\n```")
+            expected = min(19, os.getpriority(os.PRIO_PROCESS, 0) + CHECK_NICENESS)
+            assert int((tmp_path / "nice").read_text()) == expected
         finally:
             made.verifier.close()
 

@@ -14,7 +14,15 @@ Uses only the configuration and the foundations; the domain, the rpc layer and t
 
 from __future__ import annotations
 
-from verdict.runner.command import Command, CommandNotFound, Completed, minimal_env, signal_name
+from verdict.runner.command import (
+    CHECK_NICENESS,
+    Command,
+    CommandNotFound,
+    Completed,
+    lower_priority,
+    minimal_env,
+    signal_name,
+)
 from verdict.runner.descendants import (
     MARKER_ENV,
     become_subreaper,
@@ -27,6 +35,7 @@ from verdict.runner.door import Runner, start_worker
 from verdict.runner.slots import SlotLimit, pool_sizes
 
 __all__ = [
+    "CHECK_NICENESS",
     "MARKER_ENV",
     "Command",
     "CommandNotFound",
@@ -36,6 +45,7 @@ __all__ = [
     "become_subreaper",
     "is_subreaper",
     "kill_marked",
+    "lower_priority",
     "marked_processes",
     "minimal_env",
     "pool_sizes",

@@ -12,7 +12,15 @@ import signal
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["Command", "CommandNotFound", "Completed", "minimal_env", "signal_name"]
+__all__ = [
+    "CHECK_NICENESS",
+    "Command",
+    "CommandNotFound",
+    "Completed",
+    "lower_priority",
+    "minimal_env",
+    "signal_name",
+]
 
 
 def minimal_env(path: str | None = None, home: str | None = None, **extra: str) -> dict[str, str]:
@@ -46,6 +54,28 @@ class Command:
     slot_held: bool = False
     """The caller already holds a slot of this tool's pool (the judge service holds one across the whole call, the
     wait for the deadline and HTTP hosts included), so the runner must not take a second one."""
+    niceness: int = 0
+    """How much lower than the server's the child's CPU priority is (added to its nice value). CPU-bound checks
+    (`bash -n`) run at CHECK_NICENESS, so under load the server's own threads (accepting, answering, health) preempt
+    them; a judge CLI, which mostly waits on the network and whose time counts against a deadline, stays at 0."""
+
+
+CHECK_NICENESS = 10
+"""The nice increment of the server's CPU-bound helpers: `bash -n` children and the parse pool's workers. 10 is
+what `nice` gives by default: such a helper gets about a tenth of a core the server's threads want, and all of an
+idle one."""
+
+
+def lower_priority(increment: int, pid: int = 0) -> None:
+    """Lower `pid`'s CPU priority (0: this process) by `increment` nice steps. A process that has already gone, or
+    that this one may not renice, is left as it is: the priority is a preference, never a reason to fail a check."""
+    if increment <= 0:
+        return
+    try:
+        current = os.getpriority(os.PRIO_PROCESS, pid)
+        os.setpriority(os.PRIO_PROCESS, pid, min(19, current + increment))
+    except OSError:
+        pass
 
 
 def signal_name(returncode: int | None) -> str | None:

@@ -41,7 +41,7 @@ from typing import ParamSpec, TypeVar
 from verdict.config.keys import Config
 from verdict.errors import resource_exhausted
 from verdict.metrics import Metrics
-from verdict.runner.command import Command, CommandNotFound, Completed
+from verdict.runner.command import Command, CommandNotFound, Completed, lower_priority
 from verdict.runner.descendants import (
     MARKER_ENV,
     is_subreaper,
@@ -156,6 +156,8 @@ class Runner:
         finally:
             self._starting -= 1
         pgid = process.pid
+        # before any input is written: a child that reads stdin (bash -n) does its work at the lower priority
+        lower_priority(command.niceness, process.pid)
         self._live.add(pgid)
         running = self.metrics.subprocesses_running.labels(tool=tool)
         running.inc()

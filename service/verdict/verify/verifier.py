@@ -45,7 +45,7 @@ from pebble import ProcessExpired, ProcessFuture, ProcessPool
 from verdict.config.keys import Config
 from verdict.errors import InvalidArgument, Unavailable
 from verdict.metrics import Metrics
-from verdict.runner import Command, CommandNotFound, Runner, minimal_env, signal_name
+from verdict.runner import CHECK_NICENESS, Command, CommandNotFound, Runner, lower_priority, minimal_env, signal_name
 from verdict.verify.checks import check_code
 from verdict.verify.fences import FenceScan, needs_containers, scan_fences_bounded
 from verdict.verify.languages import LANGUAGES, Runs
@@ -379,6 +379,7 @@ class Verifier:
                     env=minimal_env(),
                     stdin=script.text.encode("utf-8", "replace"),
                     max_output_bytes=BASH_OUTPUT_CAP,
+                    niceness=CHECK_NICENESS,
                 )
             )
         except CommandNotFound:
@@ -445,7 +446,12 @@ class Verifier:
     def _running_pool(self) -> ProcessPool:
         if self._pool is None:
             context = multiprocessing.get_context("spawn")
-            self._pool = ProcessPool(max_workers=self._config.parse_workers, context=context)
+            self._pool = ProcessPool(
+                max_workers=self._config.parse_workers,
+                context=context,
+                initializer=lower_priority,
+                initargs=(CHECK_NICENESS,),
+            )
         return self._pool
 
     def _discard_pool(self, error: Exception) -> None:
