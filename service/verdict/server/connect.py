@@ -64,7 +64,7 @@ from verdict.server.interceptors.admission import EXEMPT_METHODS, Admission
 from verdict.server.interceptors.observe import MethodSeries, log_access
 from verdict.server.interceptors.tracing import Tracing
 
-__all__ = ["ConnectServer", "HeadGate", "connect_application", "method_infos"]
+__all__ = ["ConnectServer", "connect_application", "method_infos"]
 
 log = logging.getLogger("verdict.connect")
 
