@@ -19,7 +19,7 @@ It is the outermost interceptor, so a refused call costs only its headers.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
@@ -28,13 +28,14 @@ from prometheus_client import Counter
 
 from verdict.errors import DeadlineTooShort, InvalidArgument, ResourceExhausted
 from verdict.rpc.status import to_status
+from verdict.server.interceptors.base import HandlerInterceptor
 
 __all__ = ["PendingMessages"]
 
 _HEALTH = "/grpc.health.v1.Health/"
 
 
-class PendingMessages(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+class PendingMessages(HandlerInterceptor):
     """Bounds the calls waiting for their request message, in number and in time (see the module docstring)."""
 
     def __init__(self, limit: int, timeout: float, rejected: Counter) -> None:
@@ -43,16 +44,6 @@ class PendingMessages(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         self._rejected = rejected
         self.waiting = {"health": 0, "calls": 0}
         self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
-
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
-        handler = await continuation(handler_call_details)
-        if handler is None:
-            return handler
-        return self.intercept_handler(handler, handler_call_details.method)
 
     def intercept_handler(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
         """The same rewrite as a chain layer (chain.py): built once per method, then looked up."""
