@@ -17,7 +17,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import ServerProcess, start_server_process, stop_server_process
+from tests.test_readme_tour import _concrete
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -123,17 +123,6 @@ def server() -> Iterator[tuple[ServerProcess, int]]:
         yield process, int(ready["http_port"])
     finally:
         stop_server_process(process)
-
-
-def _concrete(body: str, grpc_port: int, http_port: int) -> str:
-    venv = Path(sys.executable).parent.parent
-    return (
-        body.replace("localhost:8080", f"127.0.0.1:{http_port}")
-        .replace("localhost:50051", f"127.0.0.1:{grpc_port}")
-        .replace(".venv/bin/", f"{venv}/bin/")
-        .replace("BUF=clients/", f"BUF={ROOT}/clients/")
-        .replace("--schema protos", f"--schema {ROOT}/protos")
-    )
 
 
 @pytest.mark.parametrize("block", SERVER_BLOCKS, ids=[f"{block.doc}:{block.line}" for block in SERVER_BLOCKS])
