@@ -20,6 +20,7 @@ from typing import IO, Any
 
 import grpc
 import grpc.aio
+from grpc_reflection.v1alpha import reflection_pb2
 from prometheus_client import CollectorRegistry
 
 from verdict.config.keys import Config
@@ -282,3 +283,21 @@ def load_script(name: str) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+async def list_services_once(
+    channel: grpc.aio.Channel, metadata: tuple[tuple[str, str], ...] | None = None
+) -> list[str]:
+    """Ask reflection for the service list in one batch (metadata, message, half-close), as a unary call sends it.
+
+    A streaming client sends its message in a separate batch, and when the server refuses the call first (auth,
+    reflection off) that send can lose the race and report the client's own INTERNAL instead of the server's code;
+    one batch always reports the server's status.
+    """
+    call = channel.unary_unary(
+        "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+        request_serializer=reflection_pb2.ServerReflectionRequest.SerializeToString,
+        response_deserializer=reflection_pb2.ServerReflectionResponse.FromString,
+    )
+    response = await call(reflection_pb2.ServerReflectionRequest(list_services=""), timeout=30, metadata=metadata)
+    return [service.name for service in response.list_services_response.service]

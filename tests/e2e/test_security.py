@@ -16,13 +16,12 @@ import grpc.aio
 import pytest
 from google.rpc import error_details_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from grpc_status import rpc_status
 from prometheus_client import CollectorRegistry
 
 from tests.certs import CertificateAuthority, Issued, SecretVolume, certificate_shown
 from tests.judges.support import RPC_YES, ChatServer, chat_body, llm_request
-from tests.support import make_config
+from tests.support import list_services_once, make_config
 from verdict.server.assembly import App, build_server
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
 from verdict_client import AsyncVerdictClient, ClientConfig, TlsConfig, VerdictClient, VerdictRpcError
@@ -270,16 +269,9 @@ async def test_a_rotated_token_replaces_the_old_one(auth_files: dict[str, Any]) 
 async def test_reflection_is_restricted_to_principals_the_policy_allows(auth_files: dict[str, Any]) -> None:
     overrides = {"auth_policy_file": str(auth_files["policy"]), "auth_tokens_dir": str(auth_files["tokens"].directory)}
     async with started(**overrides) as app, grpc.aio.insecure_channel(f"127.0.0.1:{app.port}") as channel:
-        stub = reflection_pb2_grpc.ServerReflectionStub(channel)
 
         async def list_services(token: str) -> list[str]:
-            async def requests() -> AsyncIterator[reflection_pb2.ServerReflectionRequest]:
-                yield reflection_pb2.ServerReflectionRequest(list_services="")
-
-            names: list[str] = []
-            async for response in stub.ServerReflectionInfo(requests(), timeout=5, metadata=bearer(token)):
-                names += [s.name for s in response.list_services_response.service]
-            return names
+            return await list_services_once(channel, bearer(token))
 
         assert "verdict.v1.VerdictService" in await list_services(READER_TOKEN)
         with pytest.raises(grpc.aio.AioRpcError) as caught:

@@ -12,11 +12,11 @@ from typing import Any
 import grpc
 import grpc.aio
 import pytest
-from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from tests.certs import SecretVolume
 from tests.e2e.test_security import POLICY, READER_TOKEN, TOKEN, VERIFY, bearer, error_info, started
 from tests.judges.support import ChatServer, chat_body
+from tests.support import list_services_once
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
 
 JUDGE_TOKEN = "judge-token-0123456789abcdef0123"
@@ -66,22 +66,10 @@ async def test_reflection_answers_no_caller_without_credentials(tmp_path: Path) 
     tokens = SecretVolume(tmp_path / "tokens", {"reader": READER_TOKEN.encode()})
     overrides = {"auth_policy_file": str(policy), "auth_tokens_dir": str(tokens.directory)}
     async with started(**overrides) as app, grpc.aio.insecure_channel(f"127.0.0.1:{app.port}") as channel:
-        stub = reflection_pb2_grpc.ServerReflectionStub(channel)
-
-        async def requests() -> Any:
-            yield reflection_pb2.ServerReflectionRequest(list_services="")
-
-        names: list[str] = []
-
-        async def list_services() -> None:
-            async for response in stub.ServerReflectionInfo(requests(), timeout=5):
-                names.extend(service.name for service in response.list_services_response.service)
-
         with pytest.raises(grpc.aio.AioRpcError) as caught:
-            await list_services()
+            await list_services_once(channel)
         assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
         assert error_info(caught.value).reason == "CREDENTIALS_MISSING"
-        assert names == []
 
 
 async def test_a_token_for_a_principal_the_policy_never_names_may_do_nothing_and_makes_no_label(

@@ -18,7 +18,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from grpc_status import rpc_status
 from prometheus_client import CollectorRegistry
 
-from tests.support import Running, ServerProcess, make_config, serving, start_server_process
+from tests.support import Running, ServerProcess, list_services_once, make_config, serving, start_server_process
 from verdict.server.assembly import build_server
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
 
@@ -64,15 +64,8 @@ async def test_reflection_lists_the_services(running: Running) -> None:
 
 async def test_reflection_can_be_switched_off() -> None:
     async with serving(make_config(reflection=False)) as running:
-        # One batch (metadata, message, half-close) as a unary call sends it: a streaming client's separate message
-        # send can lose the race with the server's UNIMPLEMENTED and report its own INTERNAL instead.
-        call = running.channel.unary_unary(
-            "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
-            request_serializer=reflection_pb2.ServerReflectionRequest.SerializeToString,
-            response_deserializer=reflection_pb2.ServerReflectionResponse.FromString,
-        )
         with pytest.raises(grpc.aio.AioRpcError) as caught:
-            await call(reflection_pb2.ServerReflectionRequest(list_services=""), timeout=30)
+            await list_services_once(running.channel)
         assert caught.value.code() == grpc.StatusCode.UNIMPLEMENTED
 
 
