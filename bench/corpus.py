@@ -25,6 +25,7 @@ __all__ = [
     "CHECKSUM_PATH",
     "CORPUS_PATH",
     "CORPUS_PATHS",
+    "LANGUAGES_PATH",
     "LONG_TAIL_PATH",
     "Answer",
     "Figures",
@@ -38,7 +39,10 @@ CORPUS_PATH = Path(__file__).resolve().parents[1] / "tests" / "corpus" / "verify
 CHECKSUM_PATH = CORPUS_PATH.with_name("verify.jsonl.xz.sha256")
 LONG_TAIL_PATH = CORPUS_PATH.with_name("verify-long-tail.jsonl.xz")
 """The second file: the languages added after the first was pinned (HTML, SQL), so its rows never move."""
-CORPUS_PATHS = (CORPUS_PATH, LONG_TAIL_PATH)
+LANGUAGES_PATH = CORPUS_PATH.with_name("verify-languages.jsonl.xz")
+"""The third file: the grammar languages added after the second (Kotlin, Swift, Scala, Elixir, Lua, Haskell,
+OCaml), built by `python -m bench.corpus_build --languages`."""
+CORPUS_PATHS = (CORPUS_PATH, LONG_TAIL_PATH, LANGUAGES_PATH)
 
 
 def checksum_path(path: Path) -> Path:

@@ -36,7 +36,7 @@ from pathlib import Path
 
 import tree_sitter
 
-from bench.corpus import CORPUS_PATH, LONG_TAIL_PATH, checksum_path, load
+from bench.corpus import CORPUS_PATH, LANGUAGES_PATH, LONG_TAIL_PATH, checksum_path, load
 from verdict.verify.fences import scan_fences
 from verdict.verify.lisp_syntax import brackets as lisp_brackets
 from verdict.verify.tree_syntax import GRAMMARS
@@ -144,6 +144,39 @@ LONG_TAIL_SOURCES = (
 rows stay exactly as they were measured. The SQL material is PostgreSQL's own extension scripts, read once with the
 common-dialect checker (`sql`) and once with the PostgreSQL one."""
 
+DEBS = f"{SDISTS}/deb"
+"""Debian packages unpacked (`apt-get download P && dpkg -x P.deb deb/P`), never installed: hugs (Haskell's
+libraries as source), ocaml (its standard library), lua-penlight, lua-busted, lua-ldoc and neovim-runtime (Lua)."""
+
+GITHUB = f"{SDISTS}/github"
+"""Files copied verbatim from public GitHub repositories (the file name is `owner__repo__path`) for languages no
+package here ships as source: Kotlin (okhttp, moshi, koin, kotlinx.coroutines), Swift (swift-nio, swift-argument-parser,
+Alamofire, SnapKit, RxSwift, Vapor, swift-composable-architecture), Scala (scala, akka, spark, cats, play) and Elixir
+(elixir, phoenix, ecto, plug, absinthe, plausible)."""
+
+NPM = f"{SDISTS}/npm"
+"""npm packages unpacked (`npm pack P && tar xzf`): Solidity from @openzeppelin/contracts, @uniswap/v3-core,
+@chainlink/contracts and solmate."""
+
+LANGUAGE_SOURCES = (
+    Source("kotlin", (f"{GITHUB}/kotlin/*.kt",), ("kotlin", "kt")),
+    Source("swift", (f"{GITHUB}/swift/*.swift",), ("swift",)),
+    Source("scala", (f"{GITHUB}/scala/*.scala",), ("scala",)),
+    Source("elixir", (f"{GITHUB}/elixir/*.ex",), ("elixir", "ex")),
+    # ldoc's builtin/ files are documentation stubs (`function load (ld [, source])`), not Lua.
+    Source("lua", (f"{DEBS}/*/usr/share/lua/**/*.lua", f"{DEBS}/neovim-runtime/**/*.lua"), ("lua",), r"/builtin/"),
+    # hugsbase is Hugs' own primitives (`primitive f :: ...`), not Haskell.
+    Source("haskell", (f"{DEBS}/hugs/usr/lib/hugs/**/*.hs",), ("haskell", "hs"), r"/hugsbase/"),
+    Source("solidity", (f"{NPM}/*/package/**/*.sol",), ("solidity", "sol")),
+    Source("ocaml", (f"{DEBS}/ocaml/usr/lib/ocaml/**/*.ml", f"{DEBS}/ocaml/usr/lib/ocaml/**/*.mli"), ("ocaml", "ml")),
+)
+"""The languages of the third corpus file (`tests/corpus/verify-languages.jsonl.xz`), each measured before its record
+was added; the ones that failed the bar (MATLAB on Octave's library and Makefiles above 1 %, Perl's grammar quadratic on
+a long expression) stay unchecked."""
+
+FRAGMENT_NODES = {"elixir": re.compile(r"^call$"), "ocaml": re.compile(r"^value_definition$")}
+"""Languages whose functions are not `function`/`method` nodes: Elixir's `def` is a call with a do block."""
+
 _HTML_OPTIONAL_END = re.compile(
     rb"</(?:p|li|dt|dd|option|optgroup|tr|td|th|tbody|thead|tfoot|colgroup|caption|html|head|body|rt|rp)\s*>", re.I
 )
@@ -206,7 +239,7 @@ def _closers(language: str, text: str) -> list[tuple[int, int, int]]:
         assert node is not None
         if node.child_count and node.end_point[0] > node.start_point[0] + 1 and not node.has_error:
             last = node.children[-1]
-            if last.type in ("}", ")", "]", "end"):
+            if last.type in ("}", ")", "]", "end", "done"):
                 found.append((last.start_byte, last.end_byte, node.start_byte))
         if cursor.goto_first_child():
             continue
@@ -340,7 +373,9 @@ def _fragments(language: str, text: str, rng: random.Random) -> Iterator[str]:
     tree = _parser(language).parse(data)
     if tree.root_node.has_error:
         return
-    wanted = re.compile(r"function|method|func_literal|function_item|impl_item|rule_set|constructor")
+    wanted = FRAGMENT_NODES.get(
+        language, re.compile(r"function|method|func_literal|function_item|impl_item|rule_set|constructor")
+    )
     nodes = []
     cursor = tree.root_node.walk()
     while True:
@@ -486,8 +521,14 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--per-language", type=int, default=200)
     parser.add_argument("--dry-run", action="store_true")
     parser.add_argument("--long-tail", action="store_true", help="build the second file (LONG_TAIL_SOURCES)")
+    parser.add_argument("--languages", action="store_true", help="build the third file (LANGUAGE_SOURCES)")
     args = parser.parse_args(argv)
-    sources, path = (LONG_TAIL_SOURCES, LONG_TAIL_PATH) if args.long_tail else (SOURCES, CORPUS_PATH)
+    sources: tuple[Source, ...] = SOURCES
+    path = CORPUS_PATH
+    if args.long_tail:
+        sources, path = LONG_TAIL_SOURCES, LONG_TAIL_PATH
+    elif args.languages:
+        sources, path = LANGUAGE_SOURCES, LANGUAGES_PATH
     rows = build(args.per_language, random.Random(SEED), sources)
     if args.long_tail:
         rows += shape_rows(load((CORPUS_PATH,)), random.Random(SEED + 1))

@@ -33,7 +33,7 @@ async def _verify(running: Running, text: str, **fields: object) -> verdict_pb2.
         ("```bash\ncat <<EOF\nhello\n```", {}, V.VERIFY_VERDICT_TRUNCATED, True),
         ("```rust\nfn main() {}\n```", {}, V.VERIFY_VERDICT_OK, False),
         ("```ts\nexport class A {\n  run(): void {}\n```", {}, V.VERIFY_VERDICT_MALFORMED, True),
-        ("```haskell\nmain = pure ()\n```", {}, V.VERIFY_VERDICT_UNVERIFIABLE, False),
+        ("```fortran\nprogram hi\nend program hi\n```", {}, V.VERIFY_VERDICT_UNVERIFIABLE, False),
     ],
 )
 async def test_rules_through_the_rpc(

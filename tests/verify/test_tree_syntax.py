@@ -87,6 +87,52 @@ INTACT = {
         "display: flex;\njustify-content: space-between;\n",
         ":root {\n  --gap: 8px;\n}\n.grid { gap: var(--gap); }\n",
     ],
+    "kotlin": [
+        "fun main() {\n    val xs = listOf(1, 2, 3)\n    println(xs.map { it * 2 })\n}\n",
+        'override fun toString(): String = "Point($x, $y)"\n',
+        "val client = OkHttpClient.Builder()\n    .connectTimeout(10, TimeUnit.SECONDS)\n    .build()\n",
+        "data class User(val name: String, val age: Int)\n",
+    ],
+    "swift": [
+        "import Foundation\n\nstruct Point {\n    var x: Double\n    var y: Double\n}\n",
+        'func greet(_ name: String) -> String {\n    return "Hello, \\(name)!"\n}\n',
+        "guard let url = URL(string: path) else { return nil }\nlet data = try Data(contentsOf: url)\n",
+    ],
+    "scala": [
+        'object Main extends App {\n  println("hi")\n}\n',
+        "def sum(xs: List[Int]): Int = xs.foldLeft(0)(_ + _)\n",
+        'case class User(name: String, age: Int)\nval users = List(User("a", 1)).filter(_.age > 0)\n',
+    ],
+    "elixir": [
+        'defmodule Greeter do\n  def hello(name), do: "Hello, #{name}"\nend\n',
+        "def handle_call(:get, _from, state) do\n  {:reply, state, state}\nend\n",
+        "[1, 2, 3]\n|> Enum.map(&(&1 * 2))\n|> Enum.sum()\n",
+    ],
+    "lua": [
+        "local function add(a, b)\n  return a + b\nend\n\nprint(add(1, 2))\n",
+        "for i, v in ipairs(t) do\n  if v > 0 then\n    count = count + 1\n  end\nend\n",
+        "local M = {}\nM.name = [[multi\nline]]\nreturn M\n",
+    ],
+    "haskell": [
+        'module Main where\n\nmain :: IO ()\nmain = putStrLn "hi"\n',
+        "fact :: Integer -> Integer\nfact 0 = 1\nfact n = n * fact (n - 1)\n",
+        "data Shape = Circle Double | Rect Double Double\n  deriving (Show, Eq)\n",
+    ],
+    "ocaml": [
+        "let rec fact n = if n = 0 then 1 else n * fact (n - 1)\n",
+        'let () =\n  List.iter (fun x -> Printf.printf "%d\\n" x) [1; 2; 3]\n',
+        "type shape = Circle of float | Rect of float * float\n",
+        "val length : 'a list -> int\n",
+    ],
+    "solidity": [
+        "// SPDX-License-Identifier: MIT\npragma solidity ^0.8.20;\n\ncontract Counter {\n    uint256 public count;\n\n"
+        "    function increment() external {\n        count += 1;\n    }\n}\n",
+        "function transfer(address to, uint256 amount) public returns (bool) {\n"
+        "    _transfer(msg.sender, to, amount);\n    return true;\n}\n",
+        'require(balance >= amount, "insufficient");\nemit Transfer(from, to, amount);\n',
+        "mapping(address => uint256) private _balances;\n"
+        "event Transfer(address indexed from, address indexed to, uint256 value);\n",
+    ],
 }
 
 BROKEN = {
@@ -101,6 +147,14 @@ BROKEN = {
     "ruby": ("def f(x)\n  if x\n    1\n  end\n", 0),
     "php": ("<?php\nfunction f() {\n    return [1, 2;\n}\n", 3),
     "css": (".a {\n  color: red;\n.b { color: blue; }\n", 1),
+    "kotlin": ("fun main() {\n    val xs = listOf(1, 2, 3\n    println(xs)\n}\n", 2),
+    "swift": ("func f() {\n    if x > 0 {\n        print(x)\n}\n", 1),
+    "scala": ("object Main {\n  def f(x: Int) = {\n    x + 1\n}\n", 1),
+    "elixir": ("defmodule A do\n  def f(x) do\n    x + 1\nend\n", 0),
+    "lua": ("function f(x)\n  if x then\n    return 1\nend\n", 0),
+    "haskell": ("main = do\n  print (1 + 2\n  print 3\n", 2),
+    "ocaml": ("let f x =\n  match x with\n  | Some y -> (y + 1\n  | None -> 0\n", 3),
+    "solidity": ("contract A {\n    function f() public {\n        uint x = (1 + 2;\n    }\n}\n", 3),
 }
 
 

@@ -144,7 +144,7 @@ class TestShell:
 
 class TestMetrics:
     async def test_each_verdict_and_each_block_is_counted_with_bounded_labels(self, harness: Harness) -> None:
-        await harness.verify("```python\nx = 1\n```\n```bash\nif\n```\n```haskell\nfn\n```\n```\nplain\n```")
+        await harness.verify("```python\nx = 1\n```\n```bash\nif\n```\n```fortran\nfn\n```\n```\nplain\n```")
         await harness.verify("prose")
         await harness.verify("```python\nx = 1\n```", finish_reason="length")
         assert harness.sample("verdict_verifications_total", verdict="malformed") == 1
