@@ -13,7 +13,6 @@ So a block added to the docs without a marker fails here: nobody can paste an ex
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -23,10 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import ServerProcess, start_server_process, stop_server_process
-from tests.test_readme_tour import _concrete
+from tests.doc_blocks import ROOT, concrete, http_server, run_block
+from tests.support import ServerProcess
 
-ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^(?P<fence>`{3,})(?:sh|bash|shell|console)[ \t]*\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.M | re.S)
 MARKER = re.compile(r"<!-- (?P<kind>runnable against a server|runnable|not run(?: here)?)(?P<rest>[^>]*)-->\s*$")
@@ -117,12 +115,8 @@ def test_a_block_without_a_marker_is_found(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[tuple[ServerProcess, int]]:
-    process = start_server_process("--http-address", "127.0.0.1:0")
-    try:
-        ready = next(record for record in process.records() if record.get("event") == "serving")
-        yield process, int(ready["http_port"])
-    finally:
-        stop_server_process(process)
+    with http_server() as running:
+        yield running
 
 
 @pytest.mark.parametrize("block", SERVER_BLOCKS, ids=[f"{block.doc}:{block.line}" for block in SERVER_BLOCKS])
@@ -133,19 +127,8 @@ def test_server_block_runs_as_written(server: tuple[ServerProcess, int], block: 
     if "$BUF" in block.body:
         subprocess.run(["make", "-C", str(ROOT), "node-deps"], capture_output=True, timeout=600, check=True)
     process, http_port = server
-    script = _concrete(block.body, process.grpc_port, http_port)
-    env = {
-        name: value for name, value in os.environ.items() if not name.startswith(("VERDICT_", "MAKEFLAGS", "MAKELEVEL"))
-    }
-    done = subprocess.run(
-        ["bash", "-o", "pipefail", "-c", script],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    script = concrete(block.body, process.grpc_port, http_port)
+    done = run_block(script, tmp_path)
     output = done.stdout + done.stderr
     if key in EXPECTED_FAILURE:
         assert done.returncode != 0, output

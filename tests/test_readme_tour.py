@@ -5,20 +5,16 @@ installed (the project does not install it); the other blocks need only curl, bu
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import socket
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.support import ServerProcess, start_server_process, stop_server_process
+from tests.doc_blocks import ROOT, concrete, http_server, run_block
+from tests.support import ServerProcess
 
-ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
 TOUR = README.split("## A short tour", 1)[1].split("\n## ", 1)[0]
 BLOCKS = re.findall(r"````sh\n(.*?)````", TOUR, re.DOTALL)
@@ -41,32 +37,8 @@ PROMISES = {
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[tuple[ServerProcess, int]]:
-    process = start_server_process("--http-address", "127.0.0.1:0")
-    try:
-        ready = next(record for record in process.records() if record.get("event") == "serving")
-        yield process, int(ready["http_port"])
-    finally:
-        stop_server_process(process)
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _concrete(block: str, grpc_port: int, http_port: int) -> str:
-    venv = Path(sys.executable).parent.parent
-    return (
-        block.replace("localhost:8080", f"127.0.0.1:{http_port}")
-        .replace("localhost:50051", f"127.0.0.1:{grpc_port}")
-        .replace("127.0.0.1:8089", f"127.0.0.1:{_free_port()}")
-        .replace(".venv/bin/", f"{venv}/bin/")
-        .replace("make node-deps", f"make -C {ROOT} node-deps")
-        .replace("BUF=clients/", f"BUF={ROOT}/clients/")
-        .replace("--schema protos", f"--schema {ROOT}/protos")
-        .replace(" README.md", f" {ROOT}/README.md")
-    )
+    with http_server() as running:
+        yield running
 
 
 def test_the_tour_has_its_blocks() -> None:
@@ -82,21 +54,8 @@ def test_each_tour_block_runs_as_written(server: tuple[ServerProcess, int], key:
     if key == "grpcurl" and shutil.which("grpcurl") is None:
         pytest.skip("grpcurl is the documented alternative and is not installed here")
     process, http_port = server
-    script = _concrete(block, process.grpc_port, http_port)
-    env = {
-        key: value for key, value in os.environ.items() if not key.startswith(("VERDICT_", "MAKEFLAGS", "MAKELEVEL"))
-    }
-    done = subprocess.run(
-        # not -e: a tour line may show a failing exit status on purpose (`verdict verify` of a malformed answer); each
-        # line's outcome is checked through what it prints, and the block's last command must succeed
-        ["bash", "-o", "pipefail", "-c", script],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    script = concrete(block, process.grpc_port, http_port)
+    done = run_block(script, tmp_path)
     assert done.returncode == 0, f"{script}\n{done.stdout}\n{done.stderr}"
     for promise in PROMISES[key]:
         assert promise in done.stdout, f"{key}: {promise!r} not in\n{done.stdout}\n{done.stderr}"

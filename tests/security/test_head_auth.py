@@ -13,11 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import h2.config
-import h2.connection
-import h2.events
-
-from tests.security.support import MIB, TOKEN, Hostile, healthy, peak_bytes, production_like
+from tests.security.support import MIB, TOKEN, Hostile, healthy, peak_bytes, production_like, raw_grpc_call
 from tests.support import stop_server_process
 from verdict.v1 import verdict_pb2
 
@@ -99,28 +95,8 @@ def test_grpc_web_and_the_graders_route_are_refused_in_their_own_protocols(tmp_p
 
 def test_grpc_over_http2_is_refused_before_its_message(tmp_path: Path) -> None:
     with running(tmp_path) as server:
-        sock = socket.create_connection(("127.0.0.1", server.http_port), timeout=30)
-        connection = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
-        connection.initiate_connection()
-        headers = [
-            (":method", "POST"),
-            (":scheme", "http"),
-            (":authority", "x"),
-            (":path", f"{SERVICE}/Evaluate"),
-            ("content-type", "application/grpc"),
-            ("te", "trailers"),
-        ]
-        connection.send_headers(1, headers)  # the stream stays open: no message is ever sent
-        sock.sendall(connection.data_to_send())
-        answer: dict[str, str] = {}
-        while not answer:
-            data = sock.recv(65536)
-            assert data, "the server closed the connection without answering"
-            for event in connection.receive_data(data):
-                if isinstance(event, h2.events.ResponseReceived | h2.events.TrailersReceived):
-                    answer = {bytes(k).decode(): bytes(v).decode() for k, v in event.headers}
-            sock.sendall(connection.data_to_send())
-        sock.close()
+        # the stream stays open: no message is ever sent
+        answer = raw_grpc_call(server.http_port, f"{SERVICE}/Evaluate", [], None)
         assert answer["grpc-status"] == "16", answer
         details = base64.b64decode(answer["grpc-status-details-bin"] + "==")
         assert b"CREDENTIALS_MISSING" in details

@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextvars
-import json
 import logging
 import re
 import time
@@ -33,6 +32,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import grpc
+
+# The runtime's own Connect error encoder (status mapping, JSON body): not re-exported by connectrpc, so it is imported
+# from its module; tests/server/test_connect*.py pin the body it writes.
 from connectrpc._protocol import ConnectWireError
 from connectrpc.code import Code
 from connectrpc.codec import Codec
@@ -56,8 +58,7 @@ from verdict.rpc.decoding import Undecodable, undecodable
 from verdict.security.gate import Caller
 from verdict.security.tls import Certificates
 from verdict.server.compression import BoundedGzip
-from verdict.server.graders_http import _PATH as GRADERS_PATH
-from verdict.server.graders_http import ASGIApp, GradersHttp, _from_connect
+from verdict.server.graders_http import ASGIApp, GradersHttp, is_graders_path, refusal
 from verdict.server.http_transport import BodyDeadline, HttpTransport, StrictFraming, connection_cap
 from verdict.server.interceptors.access_control import AccessInterceptor, publish, unpublish
 from verdict.server.interceptors.admission import EXEMPT_METHODS, Admission
@@ -318,7 +319,7 @@ class HeadGate:
             await self._app(scope, receive, send)
             return
         path = scope.get("path", "")
-        graders = GRADERS_PATH.match(path) is not None
+        graders = is_graders_path(path)
         series = self._series.get(f"/{SERVICE_NAME}/Evaluate" if graders else path)
         if series is None:  # not an RPC: the runtime answers 404 without reading the body
             await self._app(scope, receive, send)
@@ -367,8 +368,7 @@ async def _refuse(scope: Any, send: Any, status: grpc.Status, *, graders: bool) 
         if bytes(key).lower() == b"content-type":
             content_type = bytes(value).lower()
     if graders:
-        refused = _from_connect(error)
-        code, body = refused.status, json.dumps(refused.body).encode()
+        code, body = refusal(error)
     elif content_type.startswith(b"application/grpc"):  # gRPC and gRPC-Web: trailers-only, in the headers
         headers = [
             (b"content-type", content_type),

@@ -37,7 +37,7 @@ from verdict.evaluators.graders import check_grader, run_response
 from verdict.rpc import to_status
 from verdict.v1 import verdict_pb2
 
-__all__ = ["ASGIApp", "GradersHttp", "Route"]
+__all__ = ["ASGIApp", "GradersHttp", "Route", "is_graders_path", "refusal"]
 
 ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]
 Route = Callable[[Any, RequestContext[Any, Any]], Awaitable[Any]]
@@ -78,6 +78,18 @@ def _from_connect(error: ConnectError) -> _Refused:
         elif detail.type_name == "google.rpc.ErrorInfo":
             code = error_details_pb2.ErrorInfo.FromString(detail.message_bytes).reason
     return _error(status, kind, error.message, param, code)
+
+
+def is_graders_path(path: str) -> bool:
+    """Whether a request path is one of the graders routes (`/graders/run`, `/graders/validate`, under any prefix)."""
+    return _PATH.match(path) is not None
+
+
+def refusal(error: ConnectError) -> tuple[int, bytes]:
+    """The HTTP status and OpenAI-style JSON error body of a refusal on a graders route, so a caller of those routes
+    gets the same shape whichever layer (the head-time gate, the route itself) refused."""
+    refused = _from_connect(error)
+    return refused.status, json.dumps(refused.body).encode()
 
 
 class GradersHttp:
