@@ -156,7 +156,7 @@ Alamofire, SnapKit, RxSwift, Vapor, swift-composable-architecture), Scala (scala
 
 NPM = f"{SDISTS}/npm"
 """npm packages unpacked (`npm pack P && tar xzf`): Solidity from @openzeppelin/contracts, @uniswap/v3-core,
-@chainlink/contracts and solmate."""
+@chainlink/contracts and solmate; GLSL from lygia (a shader library)."""
 
 LANGUAGE_SOURCES = (
     Source("kotlin", (f"{GITHUB}/kotlin/*.kt",), ("kotlin", "kt")),
@@ -168,6 +168,7 @@ LANGUAGE_SOURCES = (
     # hugsbase is Hugs' own primitives (`primitive f :: ...`), not Haskell.
     Source("haskell", (f"{DEBS}/hugs/usr/lib/hugs/**/*.hs",), ("haskell", "hs"), r"/hugsbase/"),
     Source("solidity", (f"{NPM}/*/package/**/*.sol",), ("solidity", "sol")),
+    Source("glsl", (f"{NPM}/lygia/package/**/*.glsl",), ("glsl", "frag")),
     Source("ocaml", (f"{DEBS}/ocaml/usr/lib/ocaml/**/*.ml", f"{DEBS}/ocaml/usr/lib/ocaml/**/*.mli"), ("ocaml", "ml")),
 )
 """The languages of the third corpus file (`tests/corpus/verify-languages.jsonl.xz`), each measured before its record

@@ -133,6 +133,13 @@ INTACT = {
         "mapping(address => uint256) private _balances;\n"
         "event Transfer(address indexed from, address indexed to, uint256 value);\n",
     ],
+    "glsl": [
+        "#version 330 core\nlayout(location = 0) in vec3 aPos;\nuniform mat4 mvp;\n\nvoid main() {\n"
+        "    gl_Position = mvp * vec4(aPos, 1.0);\n}\n",
+        "float luma(vec3 color) {\n    return dot(color, vec3(0.299, 0.587, 0.114));\n}\n",
+        "vec2 uv = gl_FragCoord.xy / u_resolution;\nfragColor = texture(u_tex, uv);\n",
+        "#ifndef FNC_SATURATE\n#define FNC_SATURATE\n#define saturate(x) clamp(x, 0.0, 1.0)\n#endif\n",
+    ],
 }
 
 BROKEN = {
@@ -155,6 +162,7 @@ BROKEN = {
     "haskell": ("main = do\n  print (1 + 2\n  print 3\n", 2),
     "ocaml": ("let f x =\n  match x with\n  | Some y -> (y + 1\n  | None -> 0\n", 3),
     "solidity": ("contract A {\n    function f() public {\n        uint x = (1 + 2;\n    }\n}\n", 3),
+    "glsl": ("void main() {\n    vec3 c = mix(a, b, (t * 2.0;\n    gl_FragColor = vec4(c, 1.0);\n}\n", 2),
 }
 
 

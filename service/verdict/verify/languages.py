@@ -326,6 +326,7 @@ LANGUAGES = Languages(
         _tree("haskell", ("hs",)),
         _tree("ocaml", ("ml", "mli")),
         _tree("solidity", ("sol",)),
+        _tree("glsl", ("frag", "vert", "comp", "geom")),
         _not_earned("matlab", ("octave",), "the grammar charges 15 % of Octave's own intact library"),
         _not_earned("makefile", ("make", "mk", "gnumake"), "the grammar charges 2.6 % of intact Makefiles"),
         _not_earned("powershell", ("ps1", "pwsh"), "too little intact PowerShell was measured (33 files)"),

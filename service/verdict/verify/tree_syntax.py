@@ -262,6 +262,14 @@ GRAMMARS: dict[str, tuple[Grammar, ...]] = {
             line_strings="\"'",
         ),
     ),
+    "glsl": (
+        Grammar(
+            "tree_sitter_glsl",
+            forms=(_PROGRAM, Form("function body", "void __v() {\n", "\n}")),
+            whole_file=_PREPROCESSED,
+            preprocessor=True,
+        ),
+    ),
     "ocaml": (
         Grammar(
             "tree_sitter_ocaml", "language_ocaml", missing_closers=frozenset({"end", "done"}), any_error_at_end=True
