@@ -363,9 +363,10 @@ def _listeners(
 ) -> tuple[AcceptLoops, int, grpc.aio.Server | None, int]:
     """The gRPC server bound to `grpc_address` (TLS when configured), and the plaintext health-only server bound to
     `health_address` when there is one (port 0 when not): (server, port, health server, health port)."""
-    # grpc.aio's maximum_concurrent_rpcs stays off: it answers the excess with a bare RESOURCE_EXHAUSTED (no retry
-    # hint, no count) after accepting the call; admission control (admission.py) does the same job with both, and
-    # the transport's bound is the HTTP/2 stream limit (`_server_options`).
+    # grpc.aio's maximum_concurrent_rpcs stays off: current grpcio refuses the excess before its request is read,
+    # cheaply, but with a bare RESOURCE_EXHAUSTED (no retry hint) that none of our metrics, access lines or decision
+    # records sees; admission control (admission.py) refuses with both, and the transport's bound is the HTTP/2
+    # stream limit (`_server_options`).
     server = AcceptLoops(_server_options(config, reuse_port=reuse_port), shared=reuse_port)
     if certificates is None:
         port = _bind(server, "grpc_address", config.grpc_address, None)
