@@ -338,7 +338,10 @@ def test_sigterm_drains_the_call_in_flight_and_exits_zero(image: str, workspace:
             future = stub.Evaluate.future(request, timeout=60)
             assert judge.received.wait(30), "the judge call never reached the endpoint"
             docker("kill", "--signal", "TERM", container.name)
-            response = future.result()
+            try:
+                response = future.result()
+            except grpc.RpcError as error:  # once in 11 runs: UNAVAILABLE "Socket closed"; the logs say which layer
+                raise AssertionError(f"the call in flight was not drained: {error}\n{container.logs()}") from error
         assert response.verdict == "yes", container.logs()
         exit_code = docker("wait", container.name, timeout=60).stdout.strip()
         logs = container.logs()
