@@ -51,14 +51,17 @@ def concrete(block: str, grpc_port: int, http_port: int) -> str:
     )
 
 
-def run_block(script: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def run_block(script: str, cwd: Path, *, venv_on_path: bool = False) -> subprocess.CompletedProcess[str]:
     """Run a block in bash, in `cwd`, without the test run's VERDICT_ and make variables.
 
     Not -e: a block may show a failing exit status on purpose (`verdict verify` of a malformed answer); each line's
-    outcome is checked through what it prints, and the block's last command decides the status."""
+    outcome is checked through what it prints, and the block's last command decides the status. `venv_on_path` puts
+    the venv's bin first on PATH, for operator commands written as `verdict ...` (docs' `<!-- runnable -->` blocks)."""
     env = {
         name: value for name, value in os.environ.items() if not name.startswith(("VERDICT_", "MAKEFLAGS", "MAKELEVEL"))
     }
+    if venv_on_path:
+        env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     return subprocess.run(
         ["bash", "-o", "pipefail", "-c", script],
         cwd=cwd,

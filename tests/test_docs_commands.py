@@ -10,13 +10,12 @@ module) of every `verdict.<room>...` name in backticks, so a module that moves c
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.doc_blocks import run_block
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -52,17 +51,7 @@ def test_the_docs_mark_the_operator_commands() -> None:
 
 @pytest.mark.parametrize(("doc", "command"), COMMANDS, ids=[f"{doc}: {command}" for doc, command in COMMANDS])
 def test_runnable_command_succeeds(doc: str, command: str) -> None:
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    env = {key: value for key, value in env.items() if not key.startswith(("VERDICT_", "MAKEFLAGS", "MAKELEVEL"))}
-    done = subprocess.run(
-        ["bash", "-o", "pipefail", "-c", command],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    done = run_block(command, ROOT, venv_on_path=True)
     assert done.returncode == 0, f"{doc}: {command}\n{done.stdout}\n{done.stderr}"
 
 
