@@ -122,6 +122,16 @@ SURFACES = {
         "undecodable",
         "varint",
     },
+    "verdict.rpc.stepwise": {
+        "MAX_DESCENT",
+        "STEPWISE_BYTES",
+        "STEP_BYTES",
+        "decode_in_steps",
+        "message_class_of",
+        "remember_wire",
+        "wire_bytes",
+        "wire_size",
+    },
     "verdict.server.connect": {"ConnectServer", "connect_application", "method_infos"},
     "verdict.rpc.decisions": {
         "DecisionLog",

@@ -228,6 +228,32 @@ async def test_a_hostile_deeply_nested_context_is_invalid_argument_not_unknown(r
     assert ok.verdict == "yes"
 
 
+async def test_a_request_big_enough_to_decode_in_steps_reads_the_same(running: Running) -> None:
+    """Over 512 KB a request is decoded in steps (verdict.rpc.stepwise): the context an evaluator reads is the one
+    sent, and a malformed big request still gets the runtime's diagnosis naming the field."""
+    config = verdict_pb2.EvaluatorConfig(yaml="type: output_contains\npattern: PASS\nsource: ${context.out}")
+    for out, verdict in (("PASS", "yes"), ("FAIL", "no")):
+        request = verdict_pb2.EvaluateRequest(config=config)
+        request.context.update({"context": {**{f"k{i}": i for i in range(60_000)}, "out": out}})
+        assert request.ByteSize() > 512 * 1024
+        answer = await running.stub.Evaluate(request, timeout=120)
+        assert answer.verdict == verdict
+    nested = b""
+    for _ in range(3000):  # deeper than the runtime's limit, as in the test above, now inside a big request
+        nested = _length_delimited(1, _length_delimited(1, b"k") + _length_delimited(2, _length_delimited(5, nested)))
+    fields = verdict_pb2.EvaluateRequest.DESCRIPTOR.fields_by_name
+    padding = _length_delimited(fields["output"].number, b"o" * 600_000)
+    big = padding + _length_delimited(fields["context"].number, nested)
+    raw = running.channel.unary_unary(
+        f"/{SERVICE}/Evaluate", request_serializer=lambda data: data, response_deserializer=lambda data: data
+    )
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await raw(big, timeout=60)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    info, _ = _error_details(caught.value)
+    assert (info.reason, info.metadata["field"]) == ("UNDECODABLE_REQUEST", "context")
+
+
 async def test_an_error_echoing_huge_input_still_reaches_the_client_with_its_details(running: Running) -> None:
     """An unknown evaluator type of 20,000 characters is echoed in the message; the status must still fit in the
     trailers (gRPC clients refuse trailers over 8 KiB with RESOURCE_EXHAUSTED and the ErrorInfo is lost)."""

@@ -17,7 +17,7 @@ from verdict.errors import Unavailable
 from verdict.metrics import Metrics
 from verdict.runner import CHECK_NICENESS, Command, CommandNotFound, Completed, Runner
 from verdict.verify.model import CodeCheck, SecondOpinionResult, Verdict, Verification, VerifyInput
-from verdict.verify.verifier import Verifier
+from verdict.verify.verifier import InlineBudget, Verifier
 
 OK, TRUNCATED, MALFORMED, UNVERIFIABLE = Verdict.OK, Verdict.TRUNCATED, Verdict.MALFORMED, Verdict.UNVERIFIABLE
 
@@ -166,6 +166,30 @@ class TestPool:
             assert [c.verdict for c in result.checks] == [OK, OK, MALFORMED]
             assert result.checks[2].error_line == 8  # the block's last line; 9 is its closing fence
             assert made.sample("verdict_parse_pool_tasks_total", outcome="ok") == 3
+        finally:
+            made.verifier.close()
+
+    async def test_once_a_calls_inline_time_is_spent_its_other_blocks_parse_in_the_pool(self) -> None:
+        """Bytes misjudge a parser's cost (PyYAML builds every value in Python), so a call's inline parsing is
+        bounded in CPU time too; a budget whose time is already spent lets the first block parse inline and sends the
+        rest to the pool, whatever their size, both on the path for small answers and on the general one."""
+        made = Harness(Config(parse_workers=1))
+        blocks = "".join(f"```yaml\nkey_{i}: {{name: item{i}, values: [1, 2, 3]}}\n```\n" for i in range(5))
+        try:
+            spent = InlineBudget(64 * 1024, seconds=-1.0)
+            result = await made.verifier.verify(VerifyInput(blocks), inline_budget=spent)
+            assert [c.verdict for c in result.checks] == [OK] * 5
+            assert made.sample("verdict_parse_pool_tasks_total", outcome="ok") == 4
+            assert spent.left == 0
+            # a shell block takes the general path (concurrent checks): the same bound holds there
+            mixed = blocks + "```bash\necho hi\n```\n"
+            result = await made.verifier.verify(VerifyInput(mixed), inline_budget=InlineBudget(64 * 1024, seconds=-1.0))
+            assert [c.verdict for c in result.checks] == [OK] * 6
+            assert made.sample("verdict_parse_pool_tasks_total", outcome="ok") == 8
+            # with time left, the same blocks parse on the loop, as before
+            roomy = InlineBudget(64 * 1024, seconds=10.0)
+            result = await made.verifier.verify(VerifyInput(blocks), inline_budget=roomy)
+            assert made.sample("verdict_parse_pool_tasks_total", outcome="ok") == 8
         finally:
             made.verifier.close()
 

@@ -21,6 +21,7 @@ from verdict.config.keys import Config
 from verdict.errors import DeadlineTooShort, Internal, InvalidArgument, ResourceExhausted, VerdictError
 from verdict.metrics import Metrics
 from verdict.rpc.status import status_proto
+from verdict.rpc.stepwise import wire_size
 from verdict.v1 import verdict_pb2
 
 __all__ = ["BATCH_REPLY_MARGIN_SECONDS", "Limits", "batch_response", "run_batch"]
@@ -49,8 +50,8 @@ class Limits:
 
     def check_request(self, request: message.Message, field: str = "") -> None:
         """Refuse a single request (or one batch item) over max_message_bytes, as gRPC's receive limit would."""
-        if self.message_bytes and request.ByteSize() > self.message_bytes:
-            size = request.ByteSize()
+        if self.message_bytes and wire_size(request) > self.message_bytes:
+            size = wire_size(request)
             raise ResourceExhausted(
                 f"the request is {size} bytes, over the server's max_message_bytes ({self.message_bytes})",
                 reason="REQUEST_TOO_LARGE",

@@ -67,6 +67,7 @@ def lenient_decoder(message_class: type[Request]) -> Callable[[bytes], Request |
         except message.DecodeError as exc:
             return undecodable(message_class.DESCRIPTOR, data, exc)
 
+    decode.message_class = message_class  # type: ignore[attr-defined]  # for verdict.rpc.stepwise.message_class_of
     return decode
 
 

@@ -40,6 +40,7 @@ from verdict.rpc.messages import (
     verify_input,
 )
 from verdict.rpc.status import to_status
+from verdict.rpc.stepwise import wire_bytes, wire_size
 from verdict.security.gate import current_caller, require_judges
 from verdict.v1 import verdict_pb2
 from verdict.verify.verifier import InlineBudget, Verifier
@@ -242,9 +243,10 @@ class VerdictServicer:
     async def _evaluate_one(
         self, request: verdict_pb2.EvaluateRequest, deadline: float | None
     ) -> verdict_pb2.EvaluateResponse:
-        big = request.ByteSize() > OFF_LOOP_BYTES
+        big = wire_size(request) > OFF_LOOP_BYTES
         if big:
-            context = await self._verifier.in_pool(checked_context, request.SerializeToString())
+            serialized = wire_bytes(request) or request.SerializeToString()
+            context = await self._verifier.in_pool(checked_context, serialized)
             if request.config.ByteSize() > OFF_LOOP_BYTES // 4:  # a `yaml` member: PyYAML is pure Python
                 config = await self._verifier.in_pool(evaluator_config, request.config)
             else:

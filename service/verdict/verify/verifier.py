@@ -6,9 +6,10 @@ Where a block is parsed, and why:
   yields between blocks, so one response's many small blocks cannot hold it for long.
   One call may parse at most `inline_parse_budget_bytes` there in total (one budget for all the items of a batch):
   past it, its remaining small blocks parse in the parse pool too, so a response of 250 mid-sized blocks cannot hold
-  the loop (and every other call and health check) for seconds. The budget is per call, not per block, because the
-  stall other callers feel is the sum. A thread would not do: the pure-Python YAML parser and the GIL hand-over every
-  5 ms make each of the loop's many GIL acquisitions per call wait, and a health check then took 0.7 s.
+  the loop (and every other call and health check) for seconds; and at most `INLINE_PARSE_SECONDS` of CPU time, since
+  bytes misjudge a parser's cost (PyYAML builds every value in Python). The budget is per call, not per block, because
+  the stall other callers feel is the sum. A thread would not do: the pure-Python YAML parser and the GIL hand-over
+  every 5 ms make each of the loop's many GIL acquisitions per call wait, and a health check then took 0.7 s.
 - Larger ones parse in a pebble process pool (`parse_workers` processes, started with `spawn` on first use, so no
   fork of a threaded gRPC server). `ast.parse` holds the GIL for its whole run (a 3 MB block, over a second), as
   tree-sitter's error recovery can on a hostile megabyte, and a client deadline cannot interrupt either; in a worker
@@ -116,13 +117,42 @@ TOOLSET_CACHE = 256
 """Whole tool lists kept (a `tools_json` array read and compiled, or a typed list), by the digest of the list."""
 
 
-class InlineBudget:
-    """Bytes of blocks one call may still parse on the event loop; shared by every item of a batch, because the
-    stall other callers feel is the sum of a call's inline work, and past it the parse pool's processes use the
-    cores the event loop cannot."""
+INLINE_PARSE_SECONDS = 0.008
+"""CPU time one call may spend parsing blocks on the event loop, whatever their bytes: past it the call's remaining
+blocks parse in the pool. Bytes alone misjudge the cost: PyYAML builds every value in Python, so 16 KB of flow
+mappings took 12 ms where 16 KB of JSON takes 0.5 ms, and 4 such blocks inside the byte budget held the loop for
+190 ms on a loaded machine. Thread CPU time, not wall time, so a machine under load (the loop preempted, not working)
+does not push small answers' blocks into the pool, where each costs a hand-off. One call's inline stall is then at
+most this plus one block (`inline_parse_bytes`)."""
 
-    def __init__(self, left: int) -> None:
+
+class InlineBudget:
+    """What one call may still parse on the event loop: bytes of blocks, and CPU seconds (`INLINE_PARSE_SECONDS`).
+    Shared by every item of a batch, because the stall other callers feel is the sum of a call's inline work, and
+    past it the parse pool's processes use the cores the event loop cannot."""
+
+    def __init__(self, left: int, seconds: float = INLINE_PARSE_SECONDS) -> None:
         self.left = left
+        self.seconds = seconds
+
+    def claim(self, size: int, limit: int) -> bool:
+        """Whether a block of `size` bytes parses on the loop (at most `limit`, within what is left); if so its bytes
+        are charged. Call `parse` in the same step (no await between), so the next claim sees the time it took."""
+        if size > limit or size > self.left:
+            return False
+        self.left -= size
+        return True
+
+    def parse(self, language: str, code: str) -> CodeCheck:
+        """Parse one claimed block on the event loop, charging the CPU time it took; once the time is spent no
+        bytes are left either."""
+        started = time.thread_time()
+        try:
+            return check_code(language, code)
+        finally:
+            self.seconds -= time.thread_time() - started
+            if self.seconds <= 0:
+                self.left = 0
 
 
 class Verifier:
@@ -340,12 +370,13 @@ class Verifier:
             if record.runs is Runs.SUBPROCESS:
                 async with shell_slots:
                     return place(item, await self.SUBPROCESS_CHECKS[record.tool](self, code))
-            if item.size > self._config.inline_parse_bytes or item.size > budget.left:
-                async with pool_slots:
-                    return place(item, await self._check_in_pool(record.name, code))
-            budget.left -= item.size
             await asyncio.sleep(0)
-            return place(item, check_code(record.name, code))
+            # claimed and parsed in one step, no await between: the checks run concurrently, and each must see what
+            # the ones before it spent, time included
+            if budget.claim(item.size, self._config.inline_parse_bytes):
+                return place(item, budget.parse(record.name, code))
+            async with pool_slots:
+                return place(item, await self._check_in_pool(record.name, code))
 
         pending = [item for item in plan if isinstance(item, PendingCheck)]
         inline = self._config.inline_parse_bytes
@@ -356,10 +387,12 @@ class Verifier:
             # Only inline parses within the call's budget (the common small answer): no task, semaphore or gather per
             # call, and the same yield to the event loop before each block as the general path.
             checked = []
-            for item in pending:
-                budget.left -= item.size
+            for position, item in enumerate(pending):
+                if not budget.claim(item.size, inline):  # the call's inline time is spent: the rest in the pool
+                    checked.extend(await _all_or_none([check(rest) for rest in pending[position:]]))
+                    break
                 await asyncio.sleep(0)
-                checked.append(place(item, check_code(item.language.record.name, item.block.body)))
+                checked.append(place(item, budget.parse(item.language.record.name, item.block.body)))
             done = iter(checked)
         else:
             done = iter(await _all_or_none([check(item) for item in pending]))

@@ -48,6 +48,7 @@ def _lenient(deserializer: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
                 return Undecodable("request", "", str(exc) or type(exc).__name__)
             return undecodable(descriptor, data, exc)
 
+    decode.message_class = message_class  # type: ignore[attr-defined]  # for verdict.rpc.stepwise.message_class_of
     return decode
 
 

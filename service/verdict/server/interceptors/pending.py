@@ -19,7 +19,7 @@ It is the outermost interceptor, so a refused call costs only its headers.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import grpc
@@ -28,6 +28,7 @@ from prometheus_client import Counter
 
 from verdict.errors import DeadlineTooShort, InvalidArgument, ResourceExhausted
 from verdict.rpc.status import to_status
+from verdict.rpc.stepwise import STEPWISE_BYTES, decode_in_steps, message_class_of, remember_wire
 from verdict.server.interceptors.base import HandlerInterceptor
 
 __all__ = ["PendingMessages"]
@@ -54,14 +55,16 @@ class PendingMessages(HandlerInterceptor):
             return cached[1]
         budget = "health" if method.startswith(_HEALTH) else "calls"
         wrapped = grpc.stream_unary_rpc_method_handler(
-            self._waiting(handler.unary_unary, budget),
-            request_deserializer=handler.request_deserializer,
+            self._waiting(handler.unary_unary, budget, handler.request_deserializer),
+            request_deserializer=None,  # the message's bytes: `_decode` decides how to decode them
             response_serializer=handler.response_serializer,
         )
         self._wrapped[method] = (handler, wrapped)
         return wrapped
 
-    def _waiting(self, behavior: Any, budget: str) -> Any:
+    def _waiting(self, behavior: Any, budget: str, deserializer: Callable[[bytes], Any] | None) -> Any:
+        decode = _decoder(deserializer)
+
         async def first_message(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             if self.waiting[budget] >= self.limit:
                 self._rejected.labels(limit="pending_messages").inc()
@@ -86,6 +89,25 @@ class PendingMessages(HandlerInterceptor):
                 await context.abort_with_status(to_status(missing))
             finally:
                 self.waiting[budget] -= 1
-            return await behavior(request, context)
+            return await behavior(await decode(request), context)
 
         return first_message
+
+
+def _decoder(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], Awaitable[Any]]:
+    """How a method's request bytes become its message: in one call, as grpc.aio would have decoded them, unless they
+    are bigger than `STEPWISE_BYTES`; then in steps that each hold the event loop briefly (verdict.rpc.stepwise),
+    and in one call again only if the steps find the bytes malformed, for the deserializer's own diagnosis."""
+    message_class = message_class_of(deserializer)
+
+    async def decode(data: bytes) -> Any:
+        if deserializer is None:
+            return data
+        if message_class is not None and len(data) > STEPWISE_BYTES:
+            decoded = await decode_in_steps(message_class, data)
+            if decoded is not None:
+                remember_wire(decoded, data)
+                return decoded
+        return deserializer(data)
+
+    return decode
