@@ -79,11 +79,34 @@ def yaml_member() -> tuple[str, object]:
     return "Evaluate", request
 
 
+def tool_calls() -> tuple[str, object]:
+    """1,000 calls (near the 1,024 a turn may hold) of 40 declared tools, arguments checked against their schemas."""
+    request = verdict_pb2.VerifyResponseRequest(text="Calling the tools.", finish_reason="tool_calls")
+    schema = '{"type": "object", "properties": {"path": {"type": "string"}, "line": {"type": "integer"}}}'
+    for index in range(40):
+        request.tools.add(name=f"tool_{index}", parameters=schema)
+    for index in range(1_000):
+        arguments = f'{{"path": "src/module_{index}.py", "line": {index}, "note": "{"x" * 2_000}"}}'
+        request.tool_calls.add(id=f"call_{index}", name=f"tool_{index % 40}", arguments=arguments)
+    return "VerifyResponse", request
+
+
+def batch_items() -> tuple[str, object]:
+    """A batch of 1,000 answers of one JSON block and one YAML block each."""
+    request = verdict_pb2.BatchVerifyResponsesRequest()
+    for index in range(1_000):
+        text = f'Done.\n```json\n{{"item": {index}, "ok": true}}\n```\n```yaml\nitem: {index}\nlist: [a, b]\n```\n'
+        request.items.add(text=text, finish_reason="stop")
+    return "BatchVerifyResponses", request
+
+
 SHAPES: dict[str, Callable[[], tuple[str, object]]] = {
     "250 x 16 KB yaml blocks": yaml_blocks,
     "250 x 16 KB python blocks": python_blocks,
     f"{CONTEXT_KEYS // 1000}k-key context": huge_context,
     "64 KB yaml member": yaml_member,
+    "1,000 tool calls with schemas": tool_calls,
+    "batch of 1,000 answers": batch_items,
 }
 
 

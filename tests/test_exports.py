@@ -126,6 +126,8 @@ SURFACES = {
         "MAX_DESCENT",
         "STEPWISE_BYTES",
         "STEP_BYTES",
+        "VALUES_PER_STEP",
+        "context_in_steps",
         "decode_in_steps",
         "message_class_of",
         "remember_wire",

@@ -13,7 +13,15 @@ from hypothesis import strategies as st
 
 from verdict.rpc import stepwise
 from verdict.rpc.decoding import lenient_decoder
-from verdict.rpc.stepwise import decode_in_steps, message_class_of, remember_wire, wire_bytes, wire_size
+from verdict.rpc.messages import context_dict
+from verdict.rpc.stepwise import (
+    context_in_steps,
+    decode_in_steps,
+    message_class_of,
+    remember_wire,
+    wire_bytes,
+    wire_size,
+)
 from verdict.v1 import verdict_pb2
 
 
@@ -160,3 +168,52 @@ def test_the_wire_bytes_belong_to_the_request_they_were_decoded_into() -> None:
     assert other is None
     assert size == len(mine)
     assert other_size == verdict_pb2.EvaluateRequest(output="x" * 10).ByteSize()
+
+
+def _types(value: Any) -> Any:
+    """The value's shape with each node's type, so equal dicts of different classes (or 3 and 3.0) differ."""
+    if isinstance(value, dict):
+        return (type(value).__name__, {key: _types(item) for key, item in value.items()}, list(value))
+    if isinstance(value, list):
+        return ("list", [_types(item) for item in value])
+    return (type(value).__name__, value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(context=st.dictionaries(st.text(max_size=12), json_values, max_size=8))
+def test_the_context_converted_in_steps_is_the_one_context_dict_gives(context: dict[str, Any]) -> None:
+    struct = struct_pb2.Struct()
+    struct.update(context)
+    struct.fields["unset"].CopyFrom(struct_pb2.Value())  # a Value with no kind: null, as protobuf's JSON mapping says
+    struct.fields["whole"].number_value = 3.0
+    struct.fields["huge"].number_value = 2.0**70
+    received = struct_pb2.Struct.FromString(struct.SerializeToString())  # as the server holds it: decoded
+    stepped = asyncio.run(context_in_steps(received))
+    assert _types(stepped) == _types(context_dict(struct.SerializeToString()))
+    assert isinstance(stepped["whole"], int)
+
+
+def test_converting_a_big_context_yields_to_the_loop() -> None:
+    struct = struct_pb2.Struct()
+    struct.update({"context": {f"k{i}": [i, {"x": True}] for i in range(5_000)}})
+
+    async def measure() -> tuple[Any, int]:
+        turns = 0
+        done = False
+
+        async def ticker() -> None:
+            nonlocal turns
+            while not done:
+                turns += 1
+                await asyncio.sleep(0)
+
+        ticking = asyncio.ensure_future(ticker())
+        await asyncio.sleep(0)
+        converted = await context_in_steps(struct)
+        done = True
+        await ticking
+        return converted, turns
+
+    converted, turns = asyncio.run(measure())
+    assert converted == context_dict(struct.SerializeToString())
+    assert turns >= 15_000 // stepwise.VALUES_PER_STEP

@@ -32,7 +32,7 @@ from verdict.rpc.decisions.records import evaluated
 from verdict.rpc.decoding import Undecodable, lenient_decoder
 from verdict.rpc.messages import (
     catalogue_response,
-    checked_context,
+    check_finite,
     evaluation_input,
     evaluation_to_proto,
     evaluator_config,
@@ -40,7 +40,7 @@ from verdict.rpc.messages import (
     verify_input,
 )
 from verdict.rpc.status import to_status
-from verdict.rpc.stepwise import wire_bytes, wire_size
+from verdict.rpc.stepwise import context_in_steps, wire_bytes, wire_size
 from verdict.security.gate import current_caller, require_judges
 from verdict.v1 import verdict_pb2
 from verdict.verify.verifier import InlineBudget, Verifier
@@ -246,7 +246,8 @@ class VerdictServicer:
         big = wire_size(request) > OFF_LOOP_BYTES
         if big:
             serialized = wire_bytes(request) or request.SerializeToString()
-            context = await self._verifier.in_pool(checked_context, serialized)
+            await self._verifier.in_pool(check_finite, serialized)
+            context = await context_in_steps(request.context) if request.HasField("context") else {}
             if request.config.ByteSize() > OFF_LOOP_BYTES // 4:  # a `yaml` member: PyYAML is pure Python
                 config = await self._verifier.in_pool(evaluator_config, request.config)
             else:
