@@ -149,9 +149,11 @@ SURFACES = {
     "verdict.server.logs": {
         "HEADER_LOGGERS",
         "REDACTED",
+        "AccessLines",
         "CallContextFilter",
         "JsonFormatter",
         "TextFormatter",
+        "access_lines",
         "configure_logging",
         "redact_secrets",
     },

@@ -3,9 +3,11 @@ method, code, latency, request id and W3C trace context, and the ready record as
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import logging
+import re
 import subprocess
 import sys
 import time
@@ -152,3 +154,98 @@ def test_text_formatter_quotes_values_with_spaces() -> None:
     record.call = "-"
     record.fields = {"a": "two words", "b": 3}
     assert TextFormatter().format(record).endswith('hello a="two words" b=3')
+
+
+_CONTEXTS = [
+    None,
+    CallContext("VerifyResponse", "", 5.0),
+    CallContext("Evaluate", "req-9", None, TraceContext(TRACE_ID, "00f067aa0ba902b7", True), principal="ci-bot"),
+    CallContext("VerifyResponse", "Bearer sk-live-123", 1.25),
+    CallContext("VerifyResponse", "\\u0042earer sk-escaped", 1.0, transport="http"),
+]
+
+
+@pytest.mark.parametrize("log_format", ["json", "text"])
+@pytest.mark.parametrize("call", _CONTEXTS)
+def test_the_access_line_written_directly_is_the_formatters_line(log_format: str, call: CallContext | None) -> None:
+    """The access line skips logging's per-record work (logs.AccessLines): it must print what the handler's own
+    formatter prints for the same record, redaction included, bar the clock it was read at."""
+    from verdict.server import logs
+    from verdict.server.interceptors.observe import access_log, log_access
+
+    stream = io.StringIO()
+    handler = logs.configure_logging(log_format, "INFO", stream=stream)
+    method = "/verdict.v1.VerdictService/VerifyResponse"
+    try:
+
+        async def direct() -> None:
+            token = current_call.set(call)
+            try:
+                log_access(logging.INFO, method, "OK", time.perf_counter())
+            finally:
+                current_call.reset(token)
+
+        asyncio.run(direct())
+        handler.flush()
+        written = stream.getvalue().splitlines()
+        assert len(written) == 1
+        latency = float(re.split(r'latency_ms[=":]+', written[0])[1].split("}")[0].split()[0])
+        expected_fields: dict[str, object] = {"event": "call", "transport": call.transport if call else "grpc"}
+        expected_fields |= {"method": method, "code": "OK", "latency_ms": latency}
+        if call is not None and call.principal:
+            expected_fields["principal"] = call.principal
+        record = access_log.makeRecord(
+            access_log.name,
+            logging.INFO,
+            __file__,
+            1,
+            "%s %s %.1fms",
+            (method, "OK", latency),
+            None,
+            extra={"fields": expected_fields},
+        )
+        token = current_call.set(call)
+        try:
+            assert handler.filter(record)
+            expected = handler.format(record)
+        finally:
+            current_call.reset(token)
+    finally:
+        logging.basicConfig(force=True)
+    iso = r'^\{"time":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00"'
+    clock = iso if log_format == "json" else r"^[\d-]+ [\d:]+,\d{3}"
+    assert re.match(clock, written[0])
+    assert re.match(clock, expected)
+    assert re.sub(clock, "", written[0]) == re.sub(clock, "", expected)
+    assert "sk-live-123" not in written[0]
+    assert "sk-escaped" not in written[0]
+
+
+def test_the_access_line_takes_logging_s_route_when_anything_else_listens() -> None:
+    """A handler or filter added by a test or a library must still see access lines: no direct write then."""
+    from verdict.server import logs
+    from verdict.server.interceptors.observe import access_log, log_access
+
+    handler = logs.configure_logging("json", "INFO", stream=io.StringIO())
+    assert logs.access_lines is not None
+    assert logs.access_lines.sink(access_log, logging.INFO) is handler
+    seen: list[logging.LogRecord] = []
+    listener = logging.Handler()
+    listener.emit = seen.append  # type: ignore[method-assign,assignment]
+    parent = logging.getLogger("verdict")
+    parent.addHandler(listener)
+    try:
+        assert logs.access_lines.sink(access_log, logging.INFO) is None
+
+        async def call() -> None:
+            log_access(logging.INFO, "/verdict.v1.VerdictService/Evaluate", "OK", time.perf_counter())
+
+        asyncio.run(call())
+        assert [r.getMessage().split()[:2] for r in seen] == [["/verdict.v1.VerdictService/Evaluate", "OK"]]
+        parent.removeHandler(listener)
+        access_log.addFilter(lambda record: True)
+        assert logs.access_lines.sink(access_log, logging.INFO) is None
+    finally:
+        parent.removeHandler(listener)
+        access_log.filters.clear()
+        logging.basicConfig(force=True)

@@ -21,18 +21,21 @@ import json
 import logging
 import re
 import sys
+import time
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
-from verdict.rpc.context import current_call
+from verdict.rpc.context import CallContext, current_call
 from verdict.server.log_stream import CoalescingStreamHandler
 
 __all__ = [
     "HEADER_LOGGERS",
     "REDACTED",
+    "AccessLines",
     "CallContextFilter",
     "JsonFormatter",
     "TextFormatter",
+    "access_lines",
     "configure_logging",
     "redact_secrets",
 ]
@@ -78,16 +81,48 @@ class CallContextFilter(logging.Filter):
     warning from a judge or a parse can be traced to the call that caused it. Outside a call it is `-`."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        call = current_call.get()
-        if call is None:
-            record.call = "-"
-        else:
-            deadline = "none" if call.deadline_seconds is None else f"{call.deadline_seconds:.1f}s"
-            trace = f" trace_id={call.trace_id}" if call.trace is not None else ""
-            principal = call.principal or call.learned.get("principal", "")
-            shown = f" principal={principal}" if principal else ""
-            record.call = f"{call.method} request_id={call.request_id or '-'}{trace} deadline={deadline}{shown}"
+        record.call = _call_label(current_call.get())
         return True
+
+
+def _call_label(call: CallContext | None) -> str:
+    """The text format's `[...]` part: who and what a line is about."""
+    if call is None:
+        return "-"
+    deadline = "none" if call.deadline_seconds is None else f"{call.deadline_seconds:.1f}s"
+    trace = f" trace_id={call.trace_id}" if call.trace is not None else ""
+    principal = call.principal or call.learned.get("principal", "")
+    shown = f" principal={principal}" if principal else ""
+    return f"{call.method} request_id={call.request_id or '-'}{trace} deadline={deadline}{shown}"
+
+
+class _Clock:
+    """A line's time as each format prints it, the seconds part formatted once per second (strftime and
+    datetime.isoformat were a tenth of an access line's cost)."""
+
+    def __init__(self) -> None:
+        self._second = -1
+        self._iso = self._local = ""
+
+    def _at(self, second: int) -> None:
+        if second != self._second:
+            self._second = second
+            self._iso = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+            self._local = time.strftime(logging.Formatter.default_time_format, time.localtime(second))
+
+    def iso(self, created: float) -> str:
+        """`2026-01-02T03:04:05.678+00:00`, as datetime.isoformat(timespec="milliseconds") in UTC prints it."""
+        second = int(created)
+        self._at(second)
+        return f"{self._iso}.{int((created - second) * 1000):03d}+00:00"
+
+    def local(self, second: int, msecs: float) -> str:
+        """`2026-01-02 03:04:05,678`, as logging.Formatter.formatTime prints it by default."""
+        self._at(second)
+        return f"{self._local},{int(msecs):03d}"
+
+
+_CLOCK = _Clock()
 
 
 def _fields(record: logging.LogRecord) -> dict[str, Any]:
@@ -101,14 +136,22 @@ class TextFormatter(logging.Formatter):
     def __init__(self) -> None:
         super().__init__(TEXT_FORMAT)
 
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
+        if datefmt is not None:
+            return super().formatTime(record, datefmt)
+        return _CLOCK.local(int(record.created), record.msecs)
+
     def format(self, record: logging.LogRecord) -> str:
-        line = super().format(record)
-        fields = _fields(record)
-        if not fields:
-            return line
-        head, newline, tail = line.partition("\n")  # keep a traceback below the line it belongs to
-        rendered = " ".join(f"{key}={_text_value(value)}" for key, value in fields.items())
-        return f"{head} {rendered}{newline}{tail}"
+        return _with_fields(super().format(record), _fields(record))
+
+
+def _with_fields(line: str, fields: dict[str, Any]) -> str:
+    """A text line with structured fields appended as `key=value`, above a traceback that follows it."""
+    if not fields:
+        return line
+    head, newline, tail = line.partition("\n")  # keep a traceback below the line it belongs to
+    rendered = " ".join(f"{key}={_text_value(value)}" for key, value in fields.items())
+    return f"{head} {rendered}{newline}{tail}"
 
 
 def _text_value(value: Any) -> str:
@@ -120,29 +163,103 @@ class JsonFormatter(logging.Formatter):
     """One JSON object per line; newlines inside values are escaped, so every line parses on its own."""
 
     def format(self, record: logging.LogRecord) -> str:
-        document: dict[str, Any] = {
-            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
-            "level": record.levelname,
-            "logger": record.name,
-            "message": record.getMessage(),
-        }
-        call = current_call.get()
-        if call is not None:
-            document.update(call.log_fields())
-        document.update(_fields(record))
+        exception = None
         if record.exc_info:
-            document["exception"] = self.formatException(record.exc_info)
+            exception = self.formatException(record.exc_info)
         elif record.exc_text:
-            document["exception"] = record.exc_text
-        return json.dumps(document, ensure_ascii=False, default=str, separators=(",", ":"))
+            exception = record.exc_text
+        return _json_line(
+            record.created,
+            record.levelname,
+            record.name,
+            record.getMessage(),
+            current_call.get(),
+            _fields(record),
+            exception,
+        )
+
+
+def _json_line(
+    created: float,
+    level: str,
+    logger: str,
+    message: str,
+    call: CallContext | None,
+    fields: dict[str, Any],
+    exception: str | None = None,
+) -> str:
+    """The JSON format's one line: fixed keys, the call's identity, the record's own fields, then any exception."""
+    document: dict[str, Any] = {"time": _CLOCK.iso(created), "level": level, "logger": logger, "message": message}
+    if call is not None:
+        document.update(call.log_fields())
+    document.update(fields)
+    if exception is not None:
+        document["exception"] = exception
+    return json.dumps(document, ensure_ascii=False, default=str, separators=(",", ":"))
+
+
+class AccessLines:
+    """The access line, formatted here and handed to the server's handler without a `LogRecord`, when that handler
+    is the only thing a record of the access logger would reach (no other handler, filter or level on the way: a
+    test's capture, a library's config). Making a LogRecord (the caller's frame looked up, thread and process
+    names), the context filter's label built for a JSON line that never prints it, strftime and the redaction of
+    fixed strings cost a tiny call more than half of Verdict's own work; the line this writes is the line the
+    formatter would have written. `configure_logging` installs it; `sink` answers None when the fast way does not
+    apply and the caller should log as usual."""
+
+    def __init__(self, handler: CoalescingStreamHandler, json_format: bool) -> None:
+        self.handler = handler
+        self.json_format = json_format
+
+    def sink(self, logger: logging.Logger, level: int) -> CoalescingStreamHandler | None:
+        """The handler to hand an access line to directly, or None when logging's own route must run."""
+        handler = self.handler
+        if logging.root.manager.disable >= level or level < handler.level or len(handler.filters) != 1:
+            return None
+        node: logging.Logger | None = logger
+        while node is not None:
+            if node.filters:
+                return None
+            if node.handlers:
+                if node is not logging.root or len(node.handlers) != 1 or node.handlers[0] is not handler:
+                    return None
+                return handler
+            if not node.propagate:
+                return None
+            node = node.parent
+        return None
+
+    def line(
+        self, logger: logging.Logger, level: int, message: str, fields: dict[str, Any], call: CallContext | None
+    ) -> str:
+        """The formatted line for `message` and `fields` at `level`, redacted where a caller chose any of it."""
+        now = time.time_ns()
+        if self.json_format:
+            line = _json_line(now / 1e9, logging.getLevelName(level), logger.name, message, call, fields)
+        else:
+            second, rest = divmod(now, 1_000_000_000)
+            line = _with_fields(
+                f"{_CLOCK.local(second, rest // 1_000_000)} {logging.getLevelName(level)} {logger.name} "
+                f"[{_call_label(call)}] {message}",
+                fields,
+            )
+        if call is not None and (call.request_id or call.principal or call.learned):
+            return redact_secrets(line)
+        return line
+
+
+access_lines: AccessLines | None = None
+"""Set by `configure_logging`: how the access line skips logging's per-record work (see AccessLines)."""
 
 
 def configure_logging(log_format: str, level: str, *, stream: TextIO | None = None) -> logging.Handler:
     """Route every log record of the process to one stream (stderr by default) in one format; returns the handler."""
-    handler = CoalescingStreamHandler(stream or sys.stderr)  # one write per event-loop turn (log_stream.py)
+    handler = CoalescingStreamHandler(stream or sys.stderr)  # lines written in batches (log_stream.py)
     handler.addFilter(CallContextFilter())
     handler.setFormatter(_Redacting(JsonFormatter() if log_format == "json" else TextFormatter()))
     logging.basicConfig(level=level, handlers=[handler], force=True)
+    global access_lines
+    access_lines = AccessLines(handler, log_format == "json")
     for name in HEADER_LOGGERS:
         library = logging.getLogger(name)
         library.setLevel(max(logging.INFO, library.getEffectiveLevel()))

@@ -19,6 +19,7 @@ import grpc.aio
 
 from verdict.metrics import GRPC_CODE_LABELS, Metrics, grpc_code_label
 from verdict.rpc.context import CallContext, current_call, parse_traceparent
+from verdict.server import logs
 from verdict.server.interceptors.base import HandlerInterceptor, Shape, rewrap
 
 __all__ = [
@@ -211,7 +212,17 @@ def log_access(level: int, method: str, code: str, started: float) -> None:
     principal = (call.principal or call.learned.get("principal", "")) if call is not None else ""
     if principal:
         fields["principal"] = principal
-    access_log.log(level, "%s %s %.1fms", method, code, latency_ms, extra={"fields": fields})
+    direct = logs.access_lines
+    sink = direct.sink(access_log, level) if direct is not None else None
+    if direct is None or sink is None:
+        access_log.log(level, "%s %s %.1fms", method, code, latency_ms, extra={"fields": fields})
+        return
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        access_log.log(level, "%s %s %.1fms", method, code, latency_ms, extra={"fields": fields})
+        return
+    sink.enqueue(direct.line(access_log, level, f"{method} {code} {latency_ms:.1f}ms", fields, call), loop)
 
 
 def call_context(method: str, context: grpc.aio.ServicerContext[Any, Any], remaining: float | None) -> CallContext:
