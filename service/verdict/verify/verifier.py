@@ -117,6 +117,10 @@ TOOLSET_CACHE = 256
 """Whole tool lists kept (a `tools_json` array read and compiled, or a typed list), by the digest of the list."""
 
 
+UNYIELDING_BYTES = 2048
+"""An answer whose blocks total at most this many bytes is parsed in one event-loop step, without the yield before
+each block: at the slowest measured parser (PyYAML, about 1 MB/s on flow mappings) that is two milliseconds."""
+
 INLINE_PARSE_SECONDS = 0.008
 """CPU time one call may spend parsing blocks on the event loop, whatever their bytes: past it the call's remaining
 blocks parse in the pool. Bytes alone misjudge the cost: PyYAML builds every value in Python, so 16 KB of flow
@@ -380,18 +384,26 @@ class Verifier:
 
         pending = [item for item in plan if isinstance(item, PendingCheck)]
         inline = self._config.inline_parse_bytes
+        sizes = [item.size for item in pending]
         if (
-            all(item.language.record.runs is not Runs.SUBPROCESS and item.size <= inline for item in pending)
-            and sum(item.size for item in pending) <= budget.left
+            all(
+                item.language.record.runs is not Runs.SUBPROCESS and size <= inline
+                for item, size in zip(pending, sizes, strict=True)
+            )
+            and sum(sizes) <= budget.left
         ):
             # Only inline parses within the call's budget (the common small answer): no task, semaphore or gather per
-            # call, and the same yield to the event loop before each block as the general path.
+            # call, and the same yield to the event loop before each block as the general path, unless the whole
+            # answer's blocks are small enough to parse in one step (a yield is a loop turn: a poll of the sockets
+            # and a trip behind every other ready callback, several times the parse of a short block).
+            yields = sum(sizes) > UNYIELDING_BYTES
             checked = []
             for position, item in enumerate(pending):
-                if not budget.claim(item.size, inline):  # the call's inline time is spent: the rest in the pool
+                if not budget.claim(sizes[position], inline):  # the call's inline time is spent: the rest in the pool
                     checked.extend(await _all_or_none([check(rest) for rest in pending[position:]]))
                     break
-                await asyncio.sleep(0)
+                if yields:
+                    await asyncio.sleep(0)
                 checked.append(place(item, budget.parse(item.language.record.name, item.block.body)))
             done = iter(checked)
         else:
