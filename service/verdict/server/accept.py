@@ -9,6 +9,12 @@ latency and most refusals arrived after it. Each server has its own accept loop,
 the port (SO_REUSEPORT: the kernel spreads connections over them) accept that many calls per loop turn; in a bench
 whose loop ran 20 ms steps, four took the answers a loop could give from 53 to 141 per second (eight: 146).
 
+A connection belongs to the one server whose listener accepted it, so the calls of one connection are accepted by one
+accept loop, and the kernel's hash of the connection decides which: with as many servers as connections, several
+still share a server. At twice the capacity with eight client connections (bench/bench_load.py, one worker), the
+accepted calls' p99 was 250 times the unloaded p99 with 4 servers, 46 with 8, 14-16 with 16 or 32 (one run each):
+sixteen, at a cost of one listening socket each (no thread, no measurable memory).
+
 `AcceptLoops` offers the part of `grpc.aio.Server` the assembly uses (registration, binding, start, stop) and does
 each on every server. The port is shared with SO_REUSEPORT, which would also let a second process bind it silently,
 so a single process first checks that the address is free with a plain socket (as a bind without SO_REUSEPORT would).
@@ -29,9 +35,9 @@ from verdict.errors import ConfigError
 
 __all__ = ["ACCEPT_LOOPS", "AcceptLoops"]
 
-ACCEPT_LOOPS = 4
-"""Servers (accept loops) per process on the gRPC port. Past about four the gain stops (the loop's own steps bound
-it) and every server adds a few threads' worth of grpc-core state."""
+ACCEPT_LOOPS = 16
+"""Servers (accept loops) per process on the gRPC port: enough that a few dozen connections seldom share one (the
+module docstring has the measurement); each costs a listening socket."""
 
 
 class AcceptLoops:

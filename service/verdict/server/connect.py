@@ -201,6 +201,7 @@ def _endpoint_function(
         try:
             await admission.enter(adapter.time_remaining())
         except VerdictError as shed:
+            admission.shed_line(shed)
             record_refusal(admission.decisions, series.method, shed)
             raise connect_error(to_status(shed)) from None
         begun = time.monotonic()

@@ -120,3 +120,19 @@ async def test_a_slot_granted_just_before_the_drain_is_kept() -> None:
     assert admission.running == 1
     admission.leave(0.01)
     assert admission.running == 0
+
+
+def test_refusals_are_logged_once_per_second_with_a_count_not_once_each(caplog: pytest.LogCaptureFixture) -> None:
+    """Under overload a line per refusal cost the loop more than the refusal; the metric counts each one, the log
+    says how many since its last line."""
+    admission, clock, _ = _admission()
+    refusal = ResourceExhausted("full", reason="SERVER_OVERLOADED", retry_after=0.1)
+    with caplog.at_level("INFO", logger="verdict.admission"):
+        for _ in range(500):
+            admission.shed_line(refusal)
+            clock.now += 0.001  # 500 refusals within half a second: the first is logged, the rest counted
+        clock.now += 0.6
+        admission.shed_line(refusal)
+    lines = [record for record in caplog.records if record.name == "verdict.admission"]
+    assert [getattr(record, "fields", {}).get("refused") for record in lines] == [1, 500]
+    assert all("SERVER_OVERLOADED" in record.getMessage() for record in lines)

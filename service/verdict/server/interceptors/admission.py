@@ -70,6 +70,8 @@ QUEUE_TARGET_SECONDS = 0.005
 QUEUE_INTERVAL_SECONDS = 0.1
 """CoDel's interval: how long a queue may stand before it is treated as overload, and the longest any call waits
 (`max_queue_wait_seconds`, whose default this is)."""
+SHED_LOG_SECONDS = 1.0
+"""Refusals are logged at most once per this many seconds, each line counting the refusals since the last."""
 DRAIN_RETRY_SECONDS = 0.05
 """The retry hint of a call refused because this server is leaving: retry at once, elsewhere."""
 
@@ -123,6 +125,8 @@ class Admission:
         """When the last call arrived (the clock's seconds): the drain waits until calls stop arriving."""
         self.decisions: DecisionLog | None = None
         """Where sheds are recorded (set by the assembly once the decision log exists)."""
+        self._logged_at = -SHED_LOG_SECONDS
+        self._unlogged = 0
         metrics.admission_running.set_function(lambda: self._running)
         metrics.admission_queued.set_function(lambda: len(self._waiters))
 
@@ -243,6 +247,24 @@ class Admission:
     def _shed(self, reason: str) -> None:
         self._metrics.shed.labels(reason=reason).inc()
 
+    def shed_line(self, error: VerdictError) -> None:
+        """The log line for refusals: the first at once, then at most one per `SHED_LOG_SECONDS` that counts the
+        refusals since the last. Under twice the capacity a line per refusal was hundreds of lines a second, each
+        costing the loop more than the refusal itself; `verdict_shed_total` counts every one."""
+        self._unlogged += 1
+        now = self._clock()
+        if now - self._logged_at < SHED_LOG_SECONDS:
+            return
+        log.info(
+            "shed: %s (%s); %d call(s) refused since the last such line",
+            error.reason,
+            error.code_name,
+            self._unlogged,
+            extra={"fields": {"event": "shed", "reason": error.reason, "refused": self._unlogged}},
+        )
+        self._logged_at = now
+        self._unlogged = 0
+
 
 def _too_short(remaining: float, minimum: float) -> DeadlineTooShort:
     return DeadlineTooShort(
@@ -271,7 +293,7 @@ class AdmissionInterceptor(HandlerInterceptor):
             try:
                 await admission.enter(context.time_remaining())
             except VerdictError as error:
-                log.info("shed: %s (%s)", error.reason, error.code_name)
+                admission.shed_line(error)
                 record_refusal(admission.decisions, method, error)
                 await context.abort_with_status(to_status(error))
                 return None
