@@ -31,15 +31,13 @@ async def _echo(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> 
     return request
 
 
-def _handlers() -> grpc.GenericRpcHandler:
-    return grpc.method_handlers_generic_handler(
-        SERVICE_NAME, {m.name: grpc.unary_unary_rpc_method_handler(_echo) for m in SERVICE_DESCRIPTOR.methods}
-    )
+def _handlers() -> dict[str, grpc.RpcMethodHandler]:
+    return {m.name: grpc.unary_unary_rpc_method_handler(_echo) for m in SERVICE_DESCRIPTOR.methods}
 
 
 async def _serve_bare() -> int:
     server = grpc.aio.server()
-    server.add_generic_rpc_handlers((_handlers(),))
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, _handlers()),))
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
     stop = asyncio.Event()

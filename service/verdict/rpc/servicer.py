@@ -265,8 +265,10 @@ class VerdictServicer:
         return evaluation_to_proto(result)
 
 
-def method_handlers(servicer: VerdictServicer) -> grpc.GenericRpcHandler:
-    """One handler per RPC in the proto, decoded leniently. A proto RPC the servicer lacks fails here, at startup."""
+def method_handlers(servicer: VerdictServicer) -> dict[str, grpc.RpcMethodHandler]:
+    """One handler per RPC in the proto by method name, decoded leniently. A proto RPC the servicer lacks fails here,
+    at startup. The server registers them by name (`add_registered_method_handlers`), which lets it keep several
+    requests for the next call of a method outstanding (verdict.server.acceptors)."""
     handlers = {}
     for method in SERVICE_DESCRIPTOR.methods:
         request_class = message_class(method.input_type)
@@ -276,7 +278,7 @@ def method_handlers(servicer: VerdictServicer) -> grpc.GenericRpcHandler:
             request_deserializer=lenient_decoder(request_class),
             response_serializer=response_class.SerializeToString,
         )
-    return grpc.method_handlers_generic_handler(SERVICE_NAME, handlers)
+    return handlers
 
 
 def message_class(descriptor: Descriptor) -> type[message.Message]:

@@ -10,10 +10,9 @@ the port (SO_REUSEPORT: the kernel spreads connections over them) accept that ma
 whose loop ran 20 ms steps, four took the answers a loop could give from 53 to 141 per second (eight: 146).
 
 A connection belongs to the one server whose listener accepted it, so the calls of one connection are accepted by one
-accept loop, and the kernel's hash of the connection decides which: with as many servers as connections, several
-still share a server. At twice the capacity with eight client connections (bench/bench_load.py, one worker), the
-accepted calls' p99 was 250 times the unloaded p99 with 4 servers, 46 with 8, 14-16 with 16 or 32 (one run each):
-sixteen, at a cost of one listening socket each (no thread, no measurable memory).
+server, and the kernel's hash of the connection decides which. Within a server, each registered method of the busy
+services keeps several requests for its next call outstanding (acceptors.py), which is what keeps accepting at the
+arrival rate under overload; the servers only spread that work over listeners.
 
 `AcceptLoops` offers the part of `grpc.aio.Server` the assembly uses (registration, binding, start, stop) and does
 each on every server. The port is shared with SO_REUSEPORT, which would also let a second process bind it silently,
@@ -24,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import logging
 import socket
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -32,21 +32,38 @@ import grpc
 import grpc.aio
 
 from verdict.errors import ConfigError
+from verdict.server import acceptors
+from verdict.server.acceptors import Acceptors
 
 __all__ = ["ACCEPT_LOOPS", "AcceptLoops"]
 
-ACCEPT_LOOPS = 16
-"""Servers (accept loops) per process on the gRPC port: enough that a few dozen connections seldom share one (the
-module docstring has the measurement); each costs a listening socket."""
+log = logging.getLogger("verdict.server")
+
+ACCEPT_LOOPS = 4
+"""Servers (accept loops) per process on the gRPC port. With several requests outstanding per method (acceptors.py)
+more servers gained nothing at twice the capacity (4 and 16: accepted p99 13.6-14.0 and 13.7-16.7 times the unloaded
+one, two runs each); without them, 16 servers had brought it from 250 to 14-244, by how connections hashed."""
 
 
 class AcceptLoops:
     """`count` grpc.aio servers that register, bind, start and stop together on one port."""
 
-    def __init__(self, options: Sequence[tuple[str, Any]], count: int = ACCEPT_LOOPS, *, shared: bool = False) -> None:
+    def __init__(
+        self,
+        options: Sequence[tuple[str, Any]],
+        count: int = ACCEPT_LOOPS,
+        *,
+        shared: bool = False,
+        busy_services: Sequence[str] = (),
+    ) -> None:
         """`shared`: the port is meant to be shared with other processes (the supervisor's workers), so it is not
-        checked for being free first."""
+        checked for being free first. `busy_services`: the services whose registered methods get more than one
+        outstanding request per server (acceptors.py)."""
         self._check = count > 1 and not shared
+        self._busy = tuple(f"/{service}/" for service in busy_services)
+        self._registered: dict[str, grpc.RpcMethodHandler] = {}
+        self.acceptors: list[Acceptors] = []
+        """The extra accept coroutines of each server, once started (empty when grpcio lacks what they use)."""
         arguments = list(options)
         if count > 1:
             arguments = [(key, _share(key, value, count)) for key, value in options if key != "grpc.so_reuseport"]
@@ -62,6 +79,7 @@ class AcceptLoops:
     ) -> None:
         for server in self.servers:
             server.add_registered_method_handlers(service_name, dict(method_handlers))
+        self._registered.update({f"/{service_name}/{name}": handler for name, handler in method_handlers.items()})
 
     def add_insecure_port(self, address: str) -> int:
         return self._bind(address, None)
@@ -97,9 +115,20 @@ class AcceptLoops:
     async def start(self) -> None:
         for server in self.servers:
             await server.start()
+        busy = [method for method in self._registered if method.startswith(self._busy)] if self._busy else []
+        if not busy:
+            return
+        if not acceptors.available():
+            log.warning("this grpcio's internals differ from 1.85's: one outstanding call request per method")
+            return
+        for server in self.servers:
+            extra = Acceptors(server, self._registered, busy)
+            extra.start()
+            self.acceptors.append(extra)
 
     async def stop(self, grace: float | None) -> None:
         await asyncio.gather(*(server.stop(grace) for server in self.servers))
+        await asyncio.gather(*(extra.stop() for extra in self.acceptors))
 
 
 def _share(key: str, value: Any, count: int) -> Any:

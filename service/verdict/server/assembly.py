@@ -254,7 +254,7 @@ async def build_server(
     registry: CollectorRegistry | None = None,
     env: Mapping[str, str] | None = None,
     reuse_port: bool = False,
-    handlers: grpc.GenericRpcHandler | None = None,
+    handlers: Mapping[str, grpc.RpcMethodHandler] | None = None,
 ) -> tuple[App, int]:
     """Assemble the server and bind its port; call `await app.start()` to begin serving.
 
@@ -367,7 +367,9 @@ def _listeners(
     # cheaply, but with a bare RESOURCE_EXHAUSTED (no retry hint) that none of our metrics, access lines or decision
     # records sees; admission control (admission.py) refuses with both, and the transport's bound is the HTTP/2
     # stream limit (`_server_options`).
-    server = AcceptLoops(_server_options(config, reuse_port=reuse_port), shared=reuse_port)
+    server = AcceptLoops(
+        _server_options(config, reuse_port=reuse_port), shared=reuse_port, busy_services=(SERVICE_NAME,)
+    )
     if certificates is None:
         port = _bind(server, "grpc_address", config.grpc_address, None)
     else:  # credentials of their own per server: the certificate fetcher of dynamic credentials serves one server
@@ -388,12 +390,12 @@ def _services(
     chains: tuple[Chain, Chain],
     grpc_server: AcceptLoops,
     health_server: grpc.aio.Server | None,
-    handlers: grpc.GenericRpcHandler,
+    handlers: Mapping[str, grpc.RpcMethodHandler],
 ) -> Health:
     """Put VerdictService's handlers, health (on both listeners) and reflection (when on) on the servers, each
     handler inside its port's chain; the health servicer, readiness NOT_SERVING and liveness SERVING."""
     server = ChainedRegistration(grpc_server, chains[0])
-    server.add_generic_rpc_handlers((handlers,))
+    server.add_registered_method_handlers(SERVICE_NAME, handlers)
     not_serving, serving = health_pb2.HealthCheckResponse.NOT_SERVING, health_pb2.HealthCheckResponse.SERVING
     health = Health({**dict.fromkeys(READINESS_SERVICES, not_serving), LIVENESS_SERVICE: serving})
     health_pb2_grpc.add_HealthServicer_to_server(health, server)
