@@ -97,7 +97,7 @@ def _best_rates(sides: dict[str, tuple[Server, Request]], rounds: int = ROUNDS, 
 def _best_runs(sides: dict[str, tuple[Server, Request]], rounds: int = ROUNDS, **h2load: int) -> dict[str, H2loadRun]:
     """Each side's best h2load round (calls/s, and the server CPU per call in that round), alternating rounds.
 
-    By default 4 connections with 2 calls in flight each: within admission's 4 running + 4 queued, so nothing is
+    By default 4 connections with 2 calls in flight each: within admission's 2 running + 6 queued, so nothing is
     shed (h2load counts HTTP statuses, and a refusal is an HTTP 200)."""
     h2load = {"connections": 4, "streams": 2, **h2load}
     best: dict[str, H2loadRun] = {}
@@ -154,17 +154,17 @@ def unary(bare: Server, echo: Server, verdict: Server) -> Iterator[str]:
     for name, request in (("2 KB", KB2), ("20 KB", KB20)):
         sized = _best_rates({"echo": (echo, request), "verify": (verdict, request)}, rounds=2)
         yield f"unary VerifyResponse {name} / null echo of the same bytes = {sized['verify'] / sized['echo']:.2f}"
-    # 4 in flight, within the running slots: a shell-heavy call takes longer than admission's queue bound, so with
-    # more in flight h2load (which counts HTTP statuses, not gRPC ones) would count refusals as calls
-    shell = _best_rates({"tiny": (verdict, TINY), "shell": (verdict, SHELL_HEAVY)}, rounds=2, connections=2, streams=2)
+    # 2 in flight, the running slots: a shell-heavy call takes longer than admission's queue target, so with more in
+    # flight the queue would stand and h2load (which counts HTTP statuses, not gRPC ones) would count refusals as calls
+    shell = _best_rates({"tiny": (verdict, TINY), "shell": (verdict, SHELL_HEAVY)}, rounds=2, connections=2, streams=1)
     yield f"shell-heavy answer (4 bash blocks) / tiny answer, calls/s = {shell['shell'] / shell['tiny']:.2f}"
 
 
 def evaluators(echo: Server, verdict: Server, workspace: str) -> Iterator[str]:
-    # 4 calls in flight (2 clients x 2), within admission's running slots, on both sides
-    baseline = _load(echo, [TINY], concurrency=2).rate
+    # 2 calls in flight (2 clients x 1), admission's running slots, on both sides
+    baseline = _load(echo, [TINY], concurrency=1).rate
     for name, build in EVALUATORS.items():
-        result = _load(verdict, [build(workspace)], duration=1.5, concurrency=2)
+        result = _load(verdict, [build(workspace)], duration=1.5, concurrency=1)
         errors = sum(v for k, v in result.codes.items() if k != "OK")
         note = f" ({errors} errors)" if errors else ""
         yield f"Evaluate {name:20} / null echo, calls/s = {result.rate / baseline:.3f}{note}"
@@ -178,9 +178,9 @@ call, and an open loop at twice the capacity saturates the clients, not the serv
 
 def overload(verdict: Server, workers: int = 1) -> Iterator[str]:
     unloaded = _load(verdict, OVERLOAD_MIX, clients=1, concurrency=1, duration=2.0)
-    # capacity with as many calls in flight as admission runs (4 per loop by default): more would be shed, and the
+    # capacity with as many calls in flight as admission runs (2 per loop by default): more would be shed, and the
     # OK rate of a shedding run is not the capacity
-    capacity = _load(verdict, OVERLOAD_MIX, concurrency=2 * workers).rate
+    capacity = _load(verdict, OVERLOAD_MIX, concurrency=workers).rate
     before = server_counts(verdict)
     offered = 2 * capacity
     loaded = _load(verdict, OVERLOAD_MIX, rate=offered, duration=6.0, timeout=2.0, warmup=0.5, connections=4)

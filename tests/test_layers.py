@@ -22,6 +22,7 @@ RANKS = {
     "verdict.metrics": 0,
     "verdict.patterns": 0,
     "verdict.v1": 0,
+    "verdict.waiting": 0,
     "verdict.config": 1,
     "verdict.runner": 2,
     "verdict.security": 2,

@@ -180,7 +180,7 @@ async def test_admission_control_can_be_turned_off(monkeypatch: pytest.MonkeyPat
 def test_limits_are_one_event_loops_unless_set() -> None:
     """Each worker process has one event loop and its own admission: the defaults are one loop's knee, whatever the
     cores (the workers, one per core, multiply them)."""
-    assert AdmissionLimits.from_config(make_config()) == AdmissionLimits(4, 4, 0.01, 0.005, 0.1)
+    assert AdmissionLimits.from_config(make_config()) == AdmissionLimits(2, 6, 0.01, 0.005, 0.1)
     assert AdmissionLimits.from_config(make_config(max_concurrent_rpcs=5, max_queued_rpcs=0)).queued == 0
-    assert AdmissionLimits.from_config(make_config(max_concurrent_rpcs=5)).queued == 5
+    assert AdmissionLimits.from_config(make_config(max_concurrent_rpcs=5)).queued == 15
     assert AdmissionLimits.from_config(make_config(max_queue_wait_seconds=0.002)).queue_target_seconds == 0.002

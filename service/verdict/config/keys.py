@@ -96,14 +96,14 @@ class Config:
         0,
         "Admission control: VerdictService calls run at once; more wait in a queue of max_queued_rpcs, and past that "
         "are refused at once with RESOURCE_EXHAUSTED and a RetryInfo hint. Health is exempt. Per worker process "
-        "(each has one event loop). 0: 4.",
+        "(each has one event loop). 0: 2.",
         minimum=0,
         maximum=_GRPC_INT_MAX,
     )
     max_queued_rpcs: int = _key(
         -1,
         "Admission control: VerdictService calls that may wait for a running slot (first come, first served). "
-        "-1: as many as max_concurrent_rpcs; 0: no queue, refuse at once.",
+        "-1: three times max_concurrent_rpcs; 0: no queue, refuse at once.",
         minimum=-1,
         maximum=_GRPC_INT_MAX,
     )

@@ -34,6 +34,7 @@ from verdict.judges.model import JudgeAnswer, JudgeOutcome, JudgeRequest, failur
 from verdict.judges.rulings import record_spend
 from verdict.metrics import Metrics
 from verdict.runner import Command, CommandNotFound, Runner, SlotLimit, minimal_env
+from verdict.waiting import waiting_outside
 
 __all__ = ["DEADLINE_MARGIN_SECONDS", "MIN_JUDGE_SECONDS", "JudgeService"]
 
@@ -127,7 +128,7 @@ class JudgeService:
         try:
             self._model(host, request)
             self._budget(timeout, request.deadline)
-            async with self._slot(request.deadline):
+            async with waiting_outside(), self._slot(request.deadline):
                 budget = self._budget(timeout, request.deadline)
                 started = time.monotonic()
                 try:

@@ -64,6 +64,7 @@ from verdict.server.interceptors.access_control import AccessInterceptor, publis
 from verdict.server.interceptors.admission import EXEMPT_METHODS, Admission
 from verdict.server.interceptors.observe import MethodSeries, log_access
 from verdict.server.interceptors.tracing import Tracing
+from verdict.waiting import loop_slot
 
 __all__ = ["ConnectServer", "connect_application", "method_infos"]
 
@@ -205,9 +206,11 @@ def _endpoint_function(
             record_refusal(admission.decisions, series.method, shed)
             raise connect_error(to_status(shed)) from None
         begun = time.monotonic()
+        token = loop_slot.set(admission.place())
         try:
             return await behavior(request, adapter)
         finally:
+            loop_slot.reset(token)
             admission.leave(time.monotonic() - begun)
 
     async def call(request: Any, ctx: RequestContext[Any, Any]) -> Any:

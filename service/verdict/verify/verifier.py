@@ -85,6 +85,7 @@ from verdict.verify.tool_calls import (
 from verdict.verify.tool_markup import find_markup
 from verdict.verify.tool_schemas import BoundedCache, SchemaRefused, ToolSchemas
 from verdict.verify.tool_shapes import read_tools
+from verdict.waiting import waiting_outside
 
 __all__ = ["InlineBudget", "Verifier"]
 
@@ -380,7 +381,11 @@ class Verifier:
             if budget.claim(item.size, self._config.inline_parse_bytes):
                 return place(item, budget.parse(record.name, code))
             async with pool_slots:
-                return place(item, await self._check_in_pool(record.name, code))
+                # a block too large for the loop parses for a while: the loop's place goes to another call meanwhile;
+                # a small block sent to the pool because the call's inline budget is spent keeps it (its call is busy
+                # on the loop, and lending there let more of such calls run at once under overload)
+                lend = item.size > self._config.inline_parse_bytes
+                return place(item, await self._check_in_pool(record.name, code, lend=lend))
 
         pending = [item for item in plan if isinstance(item, PendingCheck)]
         inline = self._config.inline_parse_bytes
@@ -440,7 +445,7 @@ class Verifier:
     SUBPROCESS_CHECKS: Mapping[str, Callable[[Verifier, str], Awaitable[CodeCheck]]] = {"bash": _check_shell}
     """The check of each `tool` a `Runs.SUBPROCESS` language record can name (languages.SUBPROCESS_TOOLS)."""
 
-    async def _check_in_pool(self, language: str, code: str) -> CodeCheck:
+    async def _check_in_pool(self, language: str, code: str, *, lend: bool = False) -> CodeCheck:
         if self._closed:
             raise Unavailable("the verifier is closed")
         timeout = self._config.parse_timeout_seconds
@@ -455,7 +460,8 @@ class Verifier:
         self._parsing.add(future)
         future.add_done_callback(self._parsing.discard)
         try:
-            result: CodeCheck = await asyncio.wrap_future(future)
+            async with waiting_outside() if lend else contextlib.nullcontext():
+                result: CodeCheck = await asyncio.wrap_future(future)
             outcome = "ok"
             return result
         except (asyncio.CancelledError, Unavailable):  # wrap_future has cancelled the pool task: its worker stops

@@ -136,3 +136,30 @@ def test_refusals_are_logged_once_per_second_with_a_count_not_once_each(caplog: 
     lines = [record for record in caplog.records if record.name == "verdict.admission"]
     assert [getattr(record, "fields", {}).get("refused") for record in lines] == [1, 500]
     assert all("SERVER_OVERLOADED" in record.getMessage() for record in lines)
+
+
+async def test_a_call_waiting_outside_lends_its_place_and_takes_it_back_without_queueing() -> None:
+    """A call that waits seconds for a judge or the parse pool does no work on the loop: its place goes to the next
+    call in line meanwhile, and it runs again when its wait ends, over the limit if need be (it must finish)."""
+    from verdict.waiting import loop_slot, waiting_outside
+
+    admission, _, _ = _admission(running=1, queued=4)
+    await admission.enter(None)  # call A runs
+    place = admission.place()
+    second = asyncio.ensure_future(admission.enter(None))  # call B waits in line
+    await _queued(admission, 1)
+    token = loop_slot.set(place)
+    try:
+        async with waiting_outside():
+            async with waiting_outside():  # a panel's overlapping waits lend the place once
+                await second  # B got A's place
+                assert (admission.running, admission.queued) == (1, 0)
+            assert admission.running == 1
+        assert admission.running == 2  # A is back, over the limit of one
+    finally:
+        loop_slot.reset(token)
+    admission.leave(0.01)  # B
+    admission.leave(0.01)  # A
+    assert (admission.running, admission.queued) == (0, 0)
+    async with waiting_outside():  # outside an admitted call nothing listens
+        assert admission.running == 0

@@ -51,19 +51,24 @@ from verdict.metrics import Metrics
 from verdict.rpc import SERVICE_NAME, to_status
 from verdict.rpc.decisions import DecisionLog, record_refusal
 from verdict.server.interceptors.base import HandlerInterceptor, rewrap
+from verdict.waiting import loop_slot
 
 __all__ = ["Admission", "AdmissionInterceptor", "AdmissionLimits"]
 
 log = logging.getLogger("verdict.admission")
 
-CALLS_PER_LOOP = 4
+CALLS_PER_LOOP = 2
 """Running calls per event loop by default. By Little's law a loop-bound service gains nothing from more calls in
 flight than it needs to keep the loop busy while some of them wait (a `bash -n` child, a parse in the pool): 2-4.
-More only makes every call wait its turn on the loop, and starves the loop's other job, accepting calls: at twice
-the capacity, 8 running calls per loop left the accepted calls' p99 30-70 times the unloaded one (the excess waited
-in grpc-core to be accepted), 2 left it 12 times, in one bench run each. Four keeps a call's child processes
-overlapping another call's Python work. Calls that wait for seconds on a judge CLI are bounded by the judge pool
-(`max_concurrent_judges`, also 4 per process) anyway."""
+More only makes every call wait its turn on the loop. Measured at twice the capacity once the server accepted calls as
+fast as they arrived (acceptors.py; bench/bench_load.py, one worker, 20 KB and shell-heavy answers): 4 running calls
+left the accepted calls' p99 13.6-14.0 times the unloaded one, 3 left it 10.8, 2 left it 5.2-5.4, with the same
+calls/s for tiny calls under h2load. A call waiting on a judge holds its slot too: a pod that mostly waits on judges
+raises `max_concurrent_rpcs` to the judge pool's size (`max_concurrent_judges`)."""
+
+QUEUED_PER_RUNNING = 3
+"""Queue places per running slot by default: with 2 running, 6 calls may wait, so a client keeping 8 calls in flight
+(4 connections x 2) is queued, not refused, while the loop keeps up; CoDel (below) bounds how long they wait."""
 
 QUEUE_TARGET_SECONDS = 0.005
 """CoDel's target: a standing queue is one whose shortest wait over an interval stays above this."""
@@ -97,7 +102,7 @@ class AdmissionLimits:
         """One event loop's bounds. Every worker process has its own loop and admission, so the limits do not
         depend on the cores: the workers (one per core by default) multiply them."""
         running = config.max_concurrent_rpcs or CALLS_PER_LOOP
-        queued = running if config.max_queued_rpcs < 0 else config.max_queued_rpcs
+        queued = running * QUEUED_PER_RUNNING if config.max_queued_rpcs < 0 else config.max_queued_rpcs
         interval = config.max_queue_wait_seconds
         return cls(running, queued, config.min_deadline_seconds, min(QUEUE_TARGET_SECONDS, interval), interval)
 
@@ -185,12 +190,24 @@ class Admission:
     def leave(self, seconds: float) -> None:
         """Give the slot to the first caller in line, and fold the call's duration into the retry hint."""
         self._mean_seconds += (seconds - self._mean_seconds) * 0.1
+        self._give_back()
+
+    def place(self) -> _Place:
+        """The running place of a call `enter` admitted, to lend while it waits outside (verdict.waiting)."""
+        return _Place(self)
+
+    def _give_back(self) -> None:
+        """A running call lends its place: the first caller in line gets it, or it is free."""
         while self._waiters:
             waiter, _ = self._waiters.popleft()
             if not waiter.done():
-                waiter.set_result(True)  # the slot passes to it: `running` stays the same
+                waiter.set_result(True)
                 return
         self._running -= 1
+
+    def _take_back(self) -> None:
+        """The call's wait outside is over: it runs again, over the limit if need be (it must finish)."""
+        self._running += 1
 
     def drain(self) -> None:
         """Shutdown has begun: refuse every new call and every queued one with UNAVAILABLE and a retry hint; the
@@ -266,6 +283,25 @@ class Admission:
         self._unlogged = 0
 
 
+class _Place:
+    """One admitted call's running place (`verdict.waiting.LoopSlot`): lent once however many of the call's waits
+    overlap, taken back when the last ends."""
+
+    def __init__(self, admission: Admission) -> None:
+        self._admission = admission
+        self._waits = 0
+
+    def lend(self) -> None:
+        self._waits += 1
+        if self._waits == 1:
+            self._admission._give_back()
+
+    def reclaim(self) -> None:
+        self._waits -= 1
+        if self._waits == 0:
+            self._admission._take_back()
+
+
 def _too_short(remaining: float, minimum: float) -> DeadlineTooShort:
     return DeadlineTooShort(
         f"the call's deadline leaves {max(0.0, remaining) * 1000:.0f} ms, under the {minimum * 1000:.0f} ms a call "
@@ -298,9 +334,11 @@ class AdmissionInterceptor(HandlerInterceptor):
                 await context.abort_with_status(to_status(error))
                 return None
             started = time.monotonic()
+            token = loop_slot.set(admission.place())
             try:
                 return await behavior(request, context)
             finally:
+                loop_slot.reset(token)
                 admission.leave(time.monotonic() - started)
 
         return admitted
