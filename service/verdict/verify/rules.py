@@ -19,6 +19,7 @@ runs the in-process ones inline for callers without a server (a library call, a 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -57,8 +58,10 @@ TOOL_CALL_REASONS = frozenset({"tool_calls", "tool_use", "function_call"})
 NO_BLOCKS = Verification(Verdict.UNVERIFIABLE, "no fenced blocks in response")
 
 
+@functools.lru_cache(maxsize=256)
 def finish_reason_key(reason: str) -> str:
-    """A provider's finish reason in one spelling: trimmed, lower case, `-` as `_` (MAX_TOKENS -> max_tokens)."""
+    """A provider's finish reason in one spelling: trimmed, lower case, `-` as `_` (MAX_TOKENS -> max_tokens). Asked
+    several times per answer about a handful of spellings, so remembered (bounded: they are the caller's words)."""
     return reason.strip().lower().replace("-", "_")
 
 

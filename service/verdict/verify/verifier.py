@@ -34,6 +34,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import logging
 import multiprocessing
@@ -131,6 +132,13 @@ does not push small answers' blocks into the pool, where each costs a hand-off. 
 most this plus one block (`inline_parse_bytes`)."""
 
 
+@functools.lru_cache(maxsize=512)
+def _metric_label(language: str) -> str:
+    """The `lang` label of a block's language name, looked up once per name (the names are the caller's words, so
+    the cache is bounded; the labels are few)."""
+    return LANGUAGES.metric_label(language)
+
+
 class InlineBudget:
     """What one call may still parse on the event loop: bytes of blocks, and CPU seconds (`INLINE_PARSE_SECONDS`).
     Shared by every item of a batch, because the stall other callers feel is the sum of a call's inline work, and
@@ -212,7 +220,7 @@ class Verifier:
                 verification = dataclasses.replace(verification, second_opinion=opinion)
         self._count(("verdict", verification.verdict.value))
         for check in verification.checks:
-            self._count(("block", LANGUAGES.metric_label(check.language), check.verdict.value))
+            self._count(("block", _metric_label(check.language), check.verdict.value))
         for tool_check in verification.tool_checks:
             self._count(
                 ("tool", self._metrics.tool_labels.fold(tool_check.name), tool_check.verdict.value, tool_check.reason)
@@ -367,20 +375,25 @@ class Verifier:
         return check_code
 
     async def _check(self, plan: Sequence[BlockCheck | PendingCheck], budget: InlineBudget) -> list[BlockCheck]:
-        shell_slots = self._runner.limit("bash", self._config).per_call()
-        pool_slots = self._runner.limit("parse", self._config).per_call()
+        slots: dict[str, asyncio.Semaphore] = {}
+
+        def per_call(pool: str) -> asyncio.Semaphore:
+            """The call's own share of a pool, made when a block first needs it (most answers need neither)."""
+            if pool not in slots:
+                slots[pool] = self._runner.limit(pool, self._config).per_call()
+            return slots[pool]
 
         async def check(item: PendingCheck) -> BlockCheck:
             code, record = item.block.body, item.language.record
             if record.runs is Runs.SUBPROCESS:
-                async with shell_slots:
+                async with per_call("bash"):
                     return place(item, await self.SUBPROCESS_CHECKS[record.tool](self, code))
             await asyncio.sleep(0)
             # claimed and parsed in one step, no await between: the checks run concurrently, and each must see what
             # the ones before it spent, time included
             if budget.claim(item.size, self._config.inline_parse_bytes):
                 return place(item, budget.parse(record.name, code))
-            async with pool_slots:
+            async with per_call("parse"):
                 # a block too large for the loop parses for a while: the loop's place goes to another call meanwhile;
                 # a small block sent to the pool because the call's inline budget is spent keeps it (its call is busy
                 # on the loop, and lending there let more of such calls run at once under overload)
