@@ -38,7 +38,9 @@ async def _serve(interceptor: bool) -> tuple[grpc.aio.Server, int, Any]:
     metrics = Metrics(CollectorRegistry())
     components = build_components(config, metrics, {})
     server = grpc.aio.server(interceptors=[MetricsInterceptor(metrics)] if interceptor else [])
-    server.add_generic_rpc_handlers((method_handlers(VerdictServicer(components.verifier, components.evaluations)),))
+    server.add_registered_method_handlers(
+        SERVICE_NAME, method_handlers(VerdictServicer(components.verifier, components.evaluations))
+    )
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
     return server, port, components
