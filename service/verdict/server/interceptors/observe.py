@@ -214,15 +214,18 @@ def log_access(level: int, method: str, code: str, started: float) -> None:
         fields["principal"] = principal
     direct = logs.access_lines
     sink = direct.sink(access_log, level) if direct is not None else None
-    if direct is None or sink is None:
-        access_log.log(level, "%s %s %.1fms", method, code, latency_ms, extra={"fields": fields})
-        return
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
+    loop = _running_loop() if sink is not None else None
+    if direct is None or sink is None or loop is None:  # logging's own route: someone else listens, or no loop runs
         access_log.log(level, "%s %s %.1fms", method, code, latency_ms, extra={"fields": fields})
         return
     sink.enqueue(direct.line(access_log, level, f"{method} {code} {latency_ms:.1f}ms", fields, call), loop)
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def call_context(method: str, context: grpc.aio.ServicerContext[Any, Any], remaining: float | None) -> CallContext:
