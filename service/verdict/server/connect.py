@@ -53,7 +53,6 @@ from verdict.errors import ConfigError, InvalidArgument, VerdictError
 from verdict.metrics import Metrics, grpc_code_label
 from verdict.rpc import SERVICE_DESCRIPTOR, SERVICE_NAME, VerdictServicer, message_class, to_status
 from verdict.rpc.context import CallContext, current_call, parse_traceparent
-from verdict.rpc.decisions import record_refusal
 from verdict.rpc.decoding import Undecodable, undecodable
 from verdict.security.gate import Caller
 from verdict.security.tls import Certificates
@@ -202,8 +201,7 @@ def _endpoint_function(
         try:
             await admission.enter(adapter.time_remaining())
         except VerdictError as shed:
-            admission.shed_line(shed)
-            record_refusal(admission.decisions, series.method, shed)
+            admission.refused(series.method, shed)
             raise connect_error(to_status(shed)) from None
         begun = time.monotonic()
         token = loop_slot.set(admission.place())

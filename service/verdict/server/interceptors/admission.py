@@ -63,8 +63,8 @@ flight than it needs to keep the loop busy while some of them wait (a `bash -n` 
 More only makes every call wait its turn on the loop. Measured at twice the capacity once the server accepted calls as
 fast as they arrived (acceptors.py; bench/bench_load.py, one worker, 20 KB and shell-heavy answers): 4 running calls
 left the accepted calls' p99 13.6-14.0 times the unloaded one, 3 left it 10.8, 2 left it 5.2-5.4, with the same
-calls/s for tiny calls under h2load. A call waiting on a judge holds its slot too: a pod that mostly waits on judges
-raises `max_concurrent_rpcs` to the judge pool's size (`max_concurrent_judges`)."""
+calls/s for tiny calls under h2load. A call waiting for a judge's answer or a large block in the parse pool does
+not hold its slot meanwhile (verdict.waiting), so two slots do not cap judged evaluations."""
 
 QUEUED_PER_RUNNING = 3
 """Queue places per running slot by default: with 2 running, 6 calls may wait, so a client keeping 8 calls in flight
@@ -201,7 +201,7 @@ class Admission:
         while self._waiters:
             waiter, _ = self._waiters.popleft()
             if not waiter.done():
-                waiter.set_result(True)
+                waiter.set_result(True)  # the slot passes to it: `running` stays the same
                 return
         self._running -= 1
 
@@ -263,6 +263,12 @@ class Admission:
 
     def _shed(self, reason: str) -> None:
         self._metrics.shed.labels(reason=reason).inc()
+
+    def refused(self, method: str, error: VerdictError) -> None:
+        """What every refusal `enter` raised leaves behind on either port: the log line and the decision record (the
+        metric is counted where the refusal is made)."""
+        self.shed_line(error)
+        record_refusal(self.decisions, method, error)
 
     def shed_line(self, error: VerdictError) -> None:
         """The log line for refusals: the first at once, then at most one per `SHED_LOG_SECONDS` that counts the
@@ -329,8 +335,7 @@ class AdmissionInterceptor(HandlerInterceptor):
             try:
                 await admission.enter(context.time_remaining())
             except VerdictError as error:
-                admission.shed_line(error)
-                record_refusal(admission.decisions, method, error)
+                admission.refused(method, error)
                 await context.abort_with_status(to_status(error))
                 return None
             started = time.monotonic()
