@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 
+import grpc
 import pytest
+from google.rpc import error_details_pb2, status_pb2
 from prometheus_client import CollectorRegistry
 
 from verdict.errors import ResourceExhausted, Unavailable
@@ -136,6 +138,39 @@ def test_refusals_are_logged_once_per_second_with_a_count_not_once_each(caplog: 
     lines = [record for record in caplog.records if record.name == "verdict.admission"]
     assert [getattr(record, "fields", {}).get("refused") for record in lines] == [1, 500]
     assert all("SERVER_OVERLOADED" in record.getMessage() for record in lines)
+
+
+async def test_a_refusal_status_is_built_once_per_distinct_refusal_and_says_what_the_refusal_says() -> None:
+    """Under overload the same refusal repeats hundreds of times a second: its rich status is built once, and a
+    refusal that differs in anything the caller reads (the counts, the retry hint, the metadata) gets its own."""
+    admission, _, _ = _admission(running=1, queued=0)
+    await admission.enter(None)
+    refusals = []
+    for _ in range(3):
+        with pytest.raises(ResourceExhausted) as refused:
+            await admission.enter(None)
+        refusals.append(refused.value)
+    statuses = [admission.status_of(error) for error in refusals]
+    assert statuses[0] is statuses[1] is statuses[2]
+    assert statuses[0].code == grpc.StatusCode.RESOURCE_EXHAUSTED
+    rich = status_pb2.Status.FromString(dict(statuses[0].trailing_metadata)["grpc-status-details-bin"])
+    info = error_details_pb2.ErrorInfo()
+    retry = error_details_pb2.RetryInfo()
+    assert rich.details[0].Unpack(info)
+    assert info.reason == "SERVER_OVERLOADED"
+    assert rich.details[-1].Unpack(retry)
+    assert retry.retry_delay.ToNanoseconds() == int(refusals[0].retry_after * 1e9)
+    later = ResourceExhausted(
+        refusals[0].message,
+        reason="SERVER_OVERLOADED",
+        metadata=refusals[0].metadata,
+        retry_after=refusals[0].retry_after + 0.01,
+    )
+    assert admission.status_of(later) is not statuses[0]  # another hint: another status
+    other = ResourceExhausted(
+        refusals[0].message, reason="SERVER_OVERLOADED", metadata={"running": "9"}, retry_after=refusals[0].retry_after
+    )
+    assert dict(admission.status_of(other).trailing_metadata) != dict(statuses[0].trailing_metadata)
 
 
 async def test_a_call_waiting_outside_lends_its_place_and_takes_it_back_without_queueing() -> None:

@@ -50,7 +50,7 @@ from verdict.errors import DeadlineTooShort, ResourceExhausted, Unavailable, Ver
 from verdict.metrics import Metrics
 from verdict.rpc import SERVICE_NAME, to_status
 from verdict.rpc.decisions import DecisionLog, record_refusal
-from verdict.server.interceptors.base import HandlerInterceptor, rewrap
+from verdict.server.interceptors.base import HandlerInterceptor, answer_with, rewrap
 from verdict.waiting import loop_slot
 
 __all__ = ["Admission", "AdmissionInterceptor", "AdmissionLimits"]
@@ -83,6 +83,8 @@ DRAIN_RETRY_SECONDS = 0.05
 EXEMPT_METHODS = frozenset({"ListEvaluators"})
 """VerdictService methods answered from memory: shedding them would save nothing."""
 
+_STATUSES_KEPT = 256
+"""Distinct refusal statuses kept (`Admission.status_of`); past it the cache starts again."""
 _RETRY_MIN_SECONDS = 0.05
 _RETRY_MAX_SECONDS = 5.0
 
@@ -132,6 +134,7 @@ class Admission:
         """Where sheds are recorded (set by the assembly once the decision log exists)."""
         self._logged_at = -SHED_LOG_SECONDS
         self._unlogged = 0
+        self._statuses: dict[tuple[object, ...], grpc.Status] = {}
         metrics.admission_running.set_function(lambda: self._running)
         metrics.admission_queued.set_function(lambda: len(self._waiters))
 
@@ -145,9 +148,10 @@ class Admission:
 
     def retry_after(self) -> float:
         """The hint sent with a refusal: about the time a queue's worth of calls takes to drain, from the mean
-        duration of recent calls, clamped to [50 ms, 5 s]. Clients add their own jitter (gRPC retry backoff)."""
+        duration of recent calls, clamped to [50 ms, 5 s], in steps of 10 ms (so the refusals of an overload share a
+        few statuses, `status_of`). Clients add their own jitter (gRPC retry backoff)."""
         depth = 1 + len(self._waiters) / max(1, self.limits.running)
-        return min(_RETRY_MAX_SECONDS, max(_RETRY_MIN_SECONDS, self._mean_seconds * depth))
+        return round(min(_RETRY_MAX_SECONDS, max(_RETRY_MIN_SECONDS, self._mean_seconds * depth)), 2)
 
     async def enter(self, remaining: float | None) -> None:
         """Take a running slot, waiting in line if there is room; raises ResourceExhausted, DeadlineTooShort or
@@ -239,6 +243,18 @@ class Admission:
             metadata={"running": str(self.limits.running), "queued": str(self.limits.queued)},
             retry_after=self.retry_after(),
         )
+
+    def status_of(self, error: VerdictError) -> grpc.Status:
+        """The rich status a refusal is answered with, built once per distinct refusal: under overload the same few
+        (the counts in the message, the retry hint in 10 ms steps) repeat hundreds of times a second, and building the
+        `google.rpc.Status` with its ErrorInfo and RetryInfo was a tenth of a refusal's cost."""
+        key = (type(error), error.message, error.reason, error.retry_after, *error.metadata.items())
+        status = self._statuses.get(key)
+        if status is None:
+            if len(self._statuses) >= _STATUSES_KEPT:
+                self._statuses.clear()
+            status = self._statuses[key] = to_status(error)
+        return status
 
     def _leaving(self) -> Unavailable:
         self._shed("draining")
@@ -336,7 +352,7 @@ class AdmissionInterceptor(HandlerInterceptor):
                 await admission.enter(context.time_remaining())
             except VerdictError as error:
                 admission.refused(method, error)
-                await context.abort_with_status(to_status(error))
+                answer_with(context, admission.status_of(error))
                 return None
             started = time.monotonic()
             token = loop_slot.set(admission.place())
