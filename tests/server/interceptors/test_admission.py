@@ -151,6 +151,8 @@ async def test_a_refusal_status_is_built_once_per_distinct_refusal_and_says_what
             await admission.enter(None)
         refusals.append(refused.value)
     statuses = [admission.status_of(error) for error in refusals]
+    hint = refusals[0].retry_after
+    assert hint is not None
     assert statuses[0] is statuses[1] is statuses[2]
     assert statuses[0].code == grpc.StatusCode.RESOURCE_EXHAUSTED
     rich = status_pb2.Status.FromString(dict(statuses[0].trailing_metadata)["grpc-status-details-bin"])
@@ -159,16 +161,16 @@ async def test_a_refusal_status_is_built_once_per_distinct_refusal_and_says_what
     assert rich.details[0].Unpack(info)
     assert info.reason == "SERVER_OVERLOADED"
     assert rich.details[-1].Unpack(retry)
-    assert retry.retry_delay.ToNanoseconds() == int(refusals[0].retry_after * 1e9)
+    assert retry.retry_delay.ToNanoseconds() == int(hint * 1e9)
     later = ResourceExhausted(
         refusals[0].message,
         reason="SERVER_OVERLOADED",
         metadata=refusals[0].metadata,
-        retry_after=refusals[0].retry_after + 0.01,
+        retry_after=hint + 0.01,
     )
     assert admission.status_of(later) is not statuses[0]  # another hint: another status
     other = ResourceExhausted(
-        refusals[0].message, reason="SERVER_OVERLOADED", metadata={"running": "9"}, retry_after=refusals[0].retry_after
+        refusals[0].message, reason="SERVER_OVERLOADED", metadata={"running": "9"}, retry_after=hint
     )
     assert dict(admission.status_of(other).trailing_metadata) != dict(statuses[0].trailing_metadata)
 
