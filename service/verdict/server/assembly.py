@@ -344,14 +344,18 @@ def _chains(
     only when `otlp_endpoint` is set."""
     observe = MetricsInterceptor(metrics, access_log_level=config.access_log_level)
     decoding = Except(LenientDecoding(), SERVICE_NAME)
+    admitting = AdmissionInterceptor(admission) if config.admission_control else None
     pending = PendingMessages(
-        config.max_pending_messages, config.request_message_timeout_seconds, metrics.calls_in_flight_rejected
+        config.max_pending_messages,
+        config.request_message_timeout_seconds,
+        metrics.calls_in_flight_rejected,
+        gate=admitting.gate if admitting is not None else None,
     )
     layers: list[Any] = [pending, observe, access]
     if tracing is not None:
         layers.insert(2, TracingInterceptor(tracing))
-    if config.admission_control:
-        layers.append(AdmissionInterceptor(admission))
+    if admitting is not None:
+        layers.append(admitting)
     layers.append(decoding)
     return Chain(layers), Chain([observe, decoding])
 

@@ -51,6 +51,7 @@ from verdict.metrics import Metrics
 from verdict.rpc import SERVICE_NAME, to_status
 from verdict.rpc.decisions import DecisionLog, record_refusal
 from verdict.server.interceptors.base import HandlerInterceptor, answer_with, rewrap
+from verdict.server.interceptors.pending import Unread
 from verdict.waiting import loop_slot
 
 __all__ = ["Admission", "AdmissionInterceptor", "AdmissionLimits"]
@@ -190,6 +191,13 @@ class Admission:
         if not granted:  # woken by the drain, not given a slot
             raise self._leaving()
         self._observe_wait(self._clock(), self._clock() - now)
+
+    def would_refuse(self) -> bool:
+        """Whether `enter` would refuse a call arriving now, before any wait: leaving, or every slot taken and the
+        queue full or standing. The call's message need not be read (pending.py's gate); `enter` still decides."""
+        return self.draining or (
+            self._running >= self.limits.running and (self.standing or len(self._waiters) >= self.limits.queued)
+        )
 
     def leave(self, seconds: float) -> None:
         """Give the slot to the first caller in line, and fold the call's duration into the retry hint."""
@@ -339,10 +347,20 @@ class AdmissionInterceptor(HandlerInterceptor):
         self.admission = admission
 
     def intercept_handler(self, handler: grpc.RpcMethodHandler, full_method: str) -> grpc.RpcMethodHandler:
-        service, _, method = full_method.lstrip("/").rpartition("/")
-        if service != SERVICE_NAME or method in EXEMPT_METHODS or not handler.unary_unary:
+        if not handler.unary_unary or not self._governs(full_method):
             return handler
+        method = full_method.rpartition("/")[2]
         return rewrap(handler, lambda behavior, _shape: self._admitted(behavior, method), "unary_unary")
+
+    def gate(self, full_method: str) -> Callable[[], bool] | None:
+        """For `PendingMessages`: the test of whether a new call of this method would be refused at once, for the
+        methods admission governs (None for the others: their message is always read)."""
+        return self.admission.would_refuse if self._governs(full_method) else None
+
+    @staticmethod
+    def _governs(full_method: str) -> bool:
+        service, _, method = full_method.lstrip("/").rpartition("/")
+        return service == SERVICE_NAME and method not in EXEMPT_METHODS
 
     def _admitted(self, behavior: Any, method: str) -> Any:
         admission = self.admission
@@ -357,6 +375,8 @@ class AdmissionInterceptor(HandlerInterceptor):
             started = time.monotonic()
             token = loop_slot.set(admission.place())
             try:
+                if isinstance(request, Unread):  # expected to be refused, not read (pending.py); admitted after all
+                    request = await request.read(context)
                 return await behavior(request, context)
             finally:
                 loop_slot.reset(token)
