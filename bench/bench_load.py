@@ -26,6 +26,7 @@ from bench.load import (
     server_counts,
     start_bare_echo,
     start_echo,
+    start_refusing,
     start_verdict,
 )
 from verdict.server.transport import POLL_SECONDS
@@ -93,10 +94,12 @@ def _load(server: Server, requests: list[Request], **options: float) -> LoadResu
 
 def _best_rates(sides: dict[str, tuple[Server, Request]], rounds: int = ROUNDS, **h2load: int) -> dict[str, float]:
     """calls/s of each side (one request, sent by h2load), best of `rounds` alternating rounds."""
-    return {name: run.rate for name, run in _best_runs(sides, rounds, **h2load).items()}
+    return {name: run.rate for name, run in _best_runs(sides, rounds, answered="OK", **h2load).items()}
 
 
-def _best_runs(sides: dict[str, tuple[Server, Request]], rounds: int = ROUNDS, **h2load: int) -> dict[str, H2loadRun]:
+def _best_runs(
+    sides: dict[str, tuple[Server, Request]], rounds: int = ROUNDS, *, answered: str = "OK", **h2load: int
+) -> dict[str, H2loadRun]:
     """Each side's best h2load round (calls/s, and the server CPU per call in that round), alternating rounds.
 
     By default 4 connections with 2 calls in flight each: within admission's 2 running + 6 queued, so nothing is
@@ -105,7 +108,7 @@ def _best_runs(sides: dict[str, tuple[Server, Request]], rounds: int = ROUNDS, *
     best: dict[str, H2loadRun] = {}
     for _ in range(rounds):
         for name, (server, request) in sides.items():
-            run = h2load_run(server, request, duration=MEASURE, warmup=WARMUP, **h2load)
+            run = h2load_run(server, request, duration=MEASURE, warmup=WARMUP, answered=answered, **h2load)
             if name not in best or run.rate > best[name].rate:
                 best[name] = run
     return best
@@ -152,6 +155,17 @@ def unary(bare: Server, echo: Server, verdict: Server) -> Iterator[str]:
         f"  layers alone (Verdict's server answering with the request bytes) / bare echo, calls/s = "
         f"{layers.rate / floor.rate:.2f}, CPU/call = {layers.cpu_per_call / floor.cpu_per_call:.2f} ({cpu(layers)}):"
         " the access line, metrics and call context; the rest of the tiny call is decode, verify, encode"
+    )
+    refusing = start_refusing("--workers", "1")
+    try:
+        refused = _best_runs({"bare": (bare, TINY), "refused": (refusing, TINY)}, answered="ResourceExhausted")
+    finally:
+        refusing.stop()
+    yield (
+        f"  a refused call (admission full: RESOURCE_EXHAUSTED with RetryInfo, counted and logged, its message never "
+        f"read) / bare echo: CPU/call = {refused['refused'].cpu_per_call / refused['bare'].cpu_per_call:.2f} "
+        f"({cpu(refused['refused'])} vs {cpu(refused['bare'])}), calls/s = "
+        f"{refused['refused'].rate / refused['bare'].rate:.2f}: what the excess costs at twice the capacity"
     )
     for name, request in (("2 KB", KB2), ("20 KB", KB20)):
         sized = _best_rates({"echo": (echo, request), "verify": (verdict, request)}, rounds=2)

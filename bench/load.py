@@ -44,6 +44,7 @@ __all__ = [
     "server_counts",
     "start_bare_echo",
     "start_echo",
+    "start_refusing",
     "start_verdict",
 ]
 
@@ -132,6 +133,14 @@ def start_verdict(*flags: str, env: dict[str, str] | None = None) -> Server:
     return _start(argv, env)
 
 
+def start_refusing(*flags: str) -> Server:
+    """`verdict serve` with no admission slot (bench/refusing_server.py): every VerdictService call is refused as
+    under overload."""
+    argv = [sys.executable, "-m", "bench.refusing_server", "--grpc-address", "127.0.0.1:0"]
+    argv += ["--metrics-address", "127.0.0.1:0", "--log-level", "INFO", "--log-format", "json", *flags]
+    return _start(argv)
+
+
 def start_echo(*flags: str) -> Server:
     """The null echo: the same server (`build_server`: options, interceptors, health) answering VerifyResponse with
     its request bytes, untouched: what any call costs before Verdict does any work."""
@@ -186,6 +195,7 @@ def h2load_run(
     streams: int = 4,
     duration: float = 2.5,
     warmup: float = 1.0,
+    answered: str = "OK",
 ) -> H2loadRun:
     """Calls/s of one request, sent by h2load (nghttp2's HTTP/2 load generator, in C) as a gRPC call: the capacity of
     the server and not of its clients, which on a shared 2-core machine matters. A Python gRPC client spends about
@@ -194,7 +204,8 @@ def h2load_run(
     h2load counts HTTP statuses, not gRPC ones, so the calls in flight (`connections` x `streams`, 16 by default) are
     kept within admission control's running + queued bound, where nothing is shed; for a server with a metrics port,
     every call the server counted in the window must have answered OK (bar those in flight when h2load stopped,
-    which it cancels), or this raises."""
+    which it cancels), or this raises; `answered` names another code every call must have (`ResourceExhausted` for a
+    server that refuses every call, whose refusals are then counted as shed too)."""
     method, payload = request
     before = server_counts(server)
     with tempfile.NamedTemporaryFile(prefix="verdict-h2load-") as body:
@@ -217,7 +228,9 @@ def h2load_run(
     failed = {
         name: after[name] - before.get(name, 0)
         for name in after
-        if name != "handled OK" and not name.startswith("transport ")
+        if name != f"handled {answered}"
+        and not name.startswith("transport ")
+        and not (answered != "OK" and name.startswith("shed "))
     }
     if failed.get("handled Canceled", 0) <= connections * streams:
         failed.pop("handled Canceled", None)  # the calls in flight when h2load stopped
