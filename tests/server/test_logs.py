@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import grpc
 import pytest
@@ -249,3 +250,21 @@ def test_the_access_line_takes_logging_s_route_when_anything_else_listens() -> N
         parent.removeHandler(listener)
         access_log.filters.clear()
         logging.basicConfig(force=True)
+
+
+async def test_a_batched_flush_after_the_stream_was_closed_does_not_raise(tmp_path: Path) -> None:
+    """The loop writes lines FLUSH_SECONDS after they are logged; by then the stream's owner may have closed it (a
+    bench or an embedding application tearing down), and logging never raises into the loop for that."""
+    from verdict.server.log_stream import FLUSH_SECONDS, CoalescingStreamHandler
+
+    failures: list[dict[str, object]] = []
+    loop = asyncio.get_running_loop()
+    loop.set_exception_handler(lambda _loop, context: failures.append(context))
+    sink = (tmp_path / "server.log").open("w")  # a file: a closed StringIO's flush does not raise, a file's does
+    handler = CoalescingStreamHandler(sink)
+    handler.enqueue("written before the close", loop)
+    sink.close()
+    await asyncio.sleep(FLUSH_SECONDS * 5)
+    handler.flush()  # and once more by hand: nothing pending, the stream still closed
+    assert failures == []
+    assert handler._pending == []  # the lines that could not be written are dropped, not kept forever

@@ -59,10 +59,11 @@ class CoalescingStreamHandler(logging.StreamHandler):  # type: ignore[type-arg]
     def flush(self) -> None:
         with self.lock:  # type: ignore[union-attr]
             self._scheduled = False
-            if self._pending:
-                text = "".join(self._pending)
-                self._pending.clear()
-                # a closed or broken stream: logging's own rule is that logging never raises
-                with contextlib.suppress(OSError, ValueError):
+            text = "".join(self._pending)
+            self._pending.clear()
+            # a closed or broken stream (the flush runs FLUSH_SECONDS after the line, when the stream's owner may
+            # have closed it): logging's own rule is that logging never raises
+            with contextlib.suppress(OSError, ValueError):
+                if text:
                     self.stream.write(text)
-            super().flush()
+                super().flush()
