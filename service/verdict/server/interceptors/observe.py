@@ -21,6 +21,7 @@ from verdict.metrics import GRPC_CODE_LABELS, Metrics, grpc_code_label
 from verdict.rpc.context import CallContext, current_call, parse_traceparent
 from verdict.server import logs
 from verdict.server.interceptors.base import HandlerInterceptor, Shape, rewrap
+from verdict.server.interceptors.pending import Unread
 
 __all__ = [
     "MethodSeries",
@@ -115,7 +116,9 @@ def _observe_unary(series: MethodSeries, behavior: Any) -> Any:
     async def observed(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         started = time.perf_counter()
         series.started.inc()
-        series.received.inc()
+        unread = isinstance(request, Unread)  # to be refused without its message read (pending.py)
+        if not unread:
+            series.received.inc()
         remaining = context.time_remaining()
         call = call_context(series.method, context, remaining)
         token = current_call.set(call)
@@ -127,6 +130,8 @@ def _observe_unary(series: MethodSeries, behavior: Any) -> Any:
             raise
         finally:
             code = _final_code(context, error)
+            if unread and request.read_done:  # admitted after all, and read
+                series.received.inc()
             series.finish(started, code)
             if series.access_level is not None:
                 log_access(series.access_level, series.full_method, grpc_code_label(code), started)

@@ -132,7 +132,7 @@ class Unread:
     """A call's request message, not read yet: what the layers below `PendingMessages` get in its place when the
     call is about to be refused. Every layer passes it on untouched; the one that admits the call after all reads it."""
 
-    __slots__ = ("_budget", "_decode", "_pending", "_requests")
+    __slots__ = ("_budget", "_decode", "_pending", "_requests", "read_done")
 
     def __init__(
         self,
@@ -145,10 +145,14 @@ class Unread:
         self._requests = requests
         self._decode = decode
         self._budget = budget
+        self.read_done = False
+        """Whether the message was read after all (the metrics count a received message only then)."""
 
     async def read(self, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         """The message, read and decoded as `PendingMessages` would have."""
-        return await self._pending.read(self._requests, self._decode, self._budget, context)
+        message = await self._pending.read(self._requests, self._decode, self._budget, context)
+        self.read_done = True
+        return message
 
 
 def _decoder(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], Awaitable[Any]]:
