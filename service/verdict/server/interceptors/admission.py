@@ -170,7 +170,7 @@ class Admission:
         if self._running < self.limits.running and not self._waiters:
             self._running += 1
             return
-        if len(self._waiters) >= self.limits.queued or self.standing:
+        if self._no_place_in_line():
             raise self._overloaded()
         waiter: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._waiters.append((waiter, now))
@@ -195,9 +195,12 @@ class Admission:
     def would_refuse(self) -> bool:
         """Whether `enter` would refuse a call arriving now, before any wait: leaving, or every slot taken and the
         queue full or standing. The call's message need not be read (pending.py's gate); `enter` still decides."""
-        return self.draining or (
-            self._running >= self.limits.running and (self.standing or len(self._waiters) >= self.limits.queued)
-        )
+        return self.draining or (self._running >= self.limits.running and self._no_place_in_line())
+
+    def _no_place_in_line(self) -> bool:
+        """A call that finds every slot taken is refused at once: the queue is full, or it has stood a whole
+        interval (CoDel)."""
+        return self.standing or len(self._waiters) >= self.limits.queued
 
     def leave(self, seconds: float) -> None:
         """Give the slot to the first caller in line, and fold the call's duration into the retry hint."""

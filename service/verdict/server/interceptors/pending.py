@@ -16,9 +16,9 @@ is ours to bound:
 It is the outermost interceptor, so a refused call costs only its headers. A call that admission control is about to
 refuse (the server is full: `gate`) is not read at all: the layers below run on an `Unread` in place of the message
 and refuse it. Reading a message is a round trip to grpc-core and a loop turn; under twice the capacity, when half the
-calls are refused, skipping it took a refusal's server CPU from about 1.4 times the bare echo's per call to under it
-(bench/NOTES.md). Should the call be admitted after all (a slot freed meanwhile), admission reads it (`Unread.read`,
-with the same bound and timeout).
+calls are refused, skipping it took a refusal's server CPU from about 1.4 times the bare echo's per call to about
+1.05-1.1 times (bench/NOTES.md). Should the call be admitted after all (a slot freed meanwhile), admission reads it
+(`Unread.read`, with the same bound and timeout).
 """
 
 from __future__ import annotations
