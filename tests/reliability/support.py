@@ -109,11 +109,14 @@ class FuzzServer:
 
     def http(self, method: str, path: str, body: bytes = b"", headers: dict[str, str] | None = None) -> str:
         """One request to the HTTP port, whatever its bytes; the code the caller sees (`connect_outcome`). INTERNAL,
-        UNKNOWN, a 5xx other than 501 (Connect's `unimplemented`) or a traceback in the body is recorded as a fault."""
+        UNKNOWN, a 5xx (but 501, Connect's `unimplemented`, and a 504 for a deadline the caller set in
+        Connect-Timeout-Ms) or a traceback in the body is recorded as a fault."""
         SENT[f"http {path.split('?', 1)[0].rsplit('/', 1)[-1]}"] += 1
         status, answered, raw = http_send(self.http_port, method, path, body, headers)
         code = connect_outcome(status, answered, raw)
-        if code in HTTP_SERVER_FAULTS or (status >= 500 and status != 501) or b"Traceback" in raw:
+        # A deadline the caller set too short for any work is refused with Connect's 504: the caller's doing.
+        own_deadline = code == "deadline_exceeded" and "connect-timeout-ms" in {key.lower() for key in headers or {}}
+        if code in HTTP_SERVER_FAULTS or (status >= 500 and status != 501 and not own_deadline) or b"Traceback" in raw:
             self.faults.append(f"http {method} {path[:80]}: {status} {code} {raw[:200]!r}")
         return code
 

@@ -17,10 +17,11 @@ from typing import Any
 import pytest
 
 from tests.certs import CertificateAuthority
-from tests.security.support import POLICY, Hostile, healthy, production_like
+from tests.security.support import POLICY, TOKEN, Hostile, healthy, production_like
 from tests.support import stop_server_process
 
 EVALUATE = "/verdict.v1.VerdictService/Evaluate"
+LIST = "/verdict.v1.VerdictService/ListEvaluators"
 SLOW_BODIES = 300
 CAP = 64
 WAIT_SECONDS = 60.0
@@ -95,11 +96,28 @@ def test_connections_past_the_cap_are_closed_as_they_arrive(tmp_path: Path) -> N
         assert _served_again(server.http_port) == 401  # the port serves again once the others are gone
 
 
-def _served_again(port: int) -> int:
+def test_a_connection_its_client_closed_gives_back_its_place_at_once(tmp_path: Path) -> None:
+    """A client that opens a connection per call and closes it after the answer (curl, http.client) frees its place
+    under the cap as soon as it closes, not at the idle timeout: three times the cap of such calls in a row are all
+    answered, with an idle timeout far longer than the test may take (Hypercorn alone held each such connection
+    until its idle timer, so every connection past the cap was reset)."""
+    with running(tmp_path, http_max_connections=CAP, http_idle_timeout_seconds=3600) as server:
+        calls = CAP * 3
+        answered = [
+            _served_again(server.http_port, LIST, b"{}", {"Authorization": f"Bearer {TOKEN}"}) for _ in range(calls)
+        ]
+        assert answered == [200] * calls
+        assert healthy(server.server.grpc_port)
+
+
+def _served_again(
+    port: int, path: str = EVALUATE, body: bytes = b'{"output": "1"}', headers: dict[str, str] | None = None
+) -> int:
+    """The status of one call, retried while the port resets new connections (it is full), for `WAIT_SECONDS`."""
     until = time.monotonic() + WAIT_SECONDS
     while True:
         try:
-            return _post(port)[0]
+            return _post(port, path=path, body=body, headers=headers)[0]
         except ConnectionError:
             if time.monotonic() > until:
                 raise
@@ -107,7 +125,11 @@ def _served_again(port: int) -> int:
 
 
 def _post(
-    port: int, context: ssl.SSLContext | None = None, path: str = EVALUATE, body: bytes = b'{"output": "1"}'
+    port: int,
+    context: ssl.SSLContext | None = None,
+    path: str = EVALUATE,
+    body: bytes = b'{"output": "1"}',
+    headers: dict[str, str] | None = None,
 ) -> tuple[int, dict[str, str], bytes]:
     connection: http.client.HTTPConnection
     if context is None:
@@ -115,7 +137,7 @@ def _post(
     else:
         connection = http.client.HTTPSConnection("localhost", port, timeout=30, context=context)
     try:
-        connection.request("POST", path, body=body, headers={"Content-Type": "application/json"})
+        connection.request("POST", path, body=body, headers={"Content-Type": "application/json", **(headers or {})})
         reply = connection.getresponse()
         return reply.status, dict(reply.getheaders()), reply.read()
     finally:
