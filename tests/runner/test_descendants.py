@@ -4,6 +4,7 @@ its direct child does: real scripts that fork, `setsid`, double-fork and flood."
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import gc
 import os
 import signal
@@ -174,9 +175,11 @@ async def test_concurrent_calls_each_get_their_own_exit_status(runner: Runner) -
     assert [call.returncode for call in done] == [3] * 40
 
 
-def test_reap_adopted_collects_dead_orphans_only(tmp_path: Path) -> None:
+@pytest.mark.parametrize("starter", ["main thread", "another thread"])
+def test_reap_adopted_collects_dead_orphans_only(tmp_path: Path, starter: str) -> None:
     """An orphan adopted by the subreaper is collected once it is dead, without waiting; a live one, and a spared
-    pid, are left alone."""
+    pid, are left alone. Its parent may have been started by any thread (the runner starts children on its starter
+    threads): the kernel hands the orphan to the main thread, whose children are what is read."""
     assert become_subreaper(True)
     try:
         pidfile = tmp_path / "orphan.pid"
@@ -186,7 +189,11 @@ def test_reap_adopted_collects_dead_orphans_only(tmp_path: Path) -> None:
             "p=subprocess.Popen([sys.executable,'-c','import time;time.sleep(600)'],start_new_session=True);"
             f"open({str(pidfile)!r},'w').write(str(p.pid))"
         )
-        subprocess.run(_python(script), check=True)
+        if starter == "main thread":
+            subprocess.run(_python(script), check=True)
+        else:
+            with concurrent.futures.ThreadPoolExecutor(1) as thread:
+                thread.submit(subprocess.run, _python(script), check=True).result()
         orphan = int(pidfile.read_text())
         descendants.reap_adopted()  # alive: left alone (and nothing waits for it)
         assert process_running(orphan)

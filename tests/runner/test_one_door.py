@@ -70,6 +70,8 @@ def test_only_the_runner_starts_child_processes() -> None:
     spawning = {p.relative_to(PACKAGE).as_posix(): hits for p in sources if (hits := _spawning(p))}
     # The scan sees the runner's own spawning, so it can see anyone else's.
     assert any("create_subprocess_exec" in hit for hit in spawning.pop("runner/door.py", []))
+    # the door's starter: the same children, started on a thread so the loop keeps running
+    assert spawning.pop("runner/spawn.py", []) == ["import subprocess"]
     pool = spawning.pop(POOL_OWNER.relative_to(PACKAGE).as_posix(), [])
     assert pool
     assert all("multiprocessing" in hit or "pebble" in hit for hit in pool), pool

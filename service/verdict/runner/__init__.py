@@ -4,6 +4,8 @@
   (`Completed`).
 - `door.py`: `Runner.run`, the one entry: starts each child in its own session, kills its group on timeout,
   cancellation, shutdown and normal exit, records counts and durations per tool; `off_loop` for CPU-bound work.
+- `spawn.py`: one child started on a starter thread, not the event loop's (the loop keeps running while the child
+  execs), and handed to asyncio's subprocess transport.
 - `pipes.py`: one child's pipes, fed and drained at once, each capped.
 - `descendants.py`: descendants that left the group, found by the `VERDICT_CALL` marker, killed and reaped (the
   server is their subreaper).

@@ -21,7 +21,8 @@ to the time limit), and its pipes and buffers are released as it returns. Runnin
 when starting a child is UNAVAILABLE with a retry hint, not an error of the caller or a bug.
 
 The runner is the one entry (`Runner.run`); its parts live beside it in the `verdict.runner` package by job:
-`command.py` (what a child is and what it did), `pipes.py` (feeding and draining one child's pipes), `descendants.py`
+`command.py` (what a child is and what it did), `spawn.py` (starting one child off the event loop's thread),
+`pipes.py` (feeding and draining one child's pipes), `descendants.py`
 (markers, kills and reaping of escaped descendants) and `slots.py` (the pools). The package's `__init__` is the one
 import for callers.
 """
@@ -50,8 +51,9 @@ from verdict.runner.descendants import (
     kill_marked,
     reap_adopted,
 )
-from verdict.runner.pipes import Sink, close_pipes, close_transport, communicate, start_child
+from verdict.runner.pipes import Sink, close_pipes, close_transport, communicate
 from verdict.runner.slots import SlotLimit, pool_sizes
+from verdict.runner.spawn import start_child
 
 __all__ = ["OFF_LOOP_THREADS", "Runner", "start_worker"]
 
@@ -63,6 +65,11 @@ OFF_LOOP_THREADS = 2
 """Threads for CPU-bound Python work moved off the event loop (`Runner.off_loop`). Few on purpose: each one competes
 with the event loop for the GIL, and the interpreter hands it over every 5 ms, so with two the loop waits ~10 ms at
 worst for its turn; more threads would make every health check wait longer, not the work go faster."""
+
+STARTER_THREADS = 4
+"""Threads that start children (`spawn.start_child`), apart from `OFF_LOOP_THREADS` so a start never queues behind
+CPU-bound work. A start holds its thread only until the child has exec'd, without the GIL; four cover the shell and
+git pools' concurrent starts on a busy machine."""
 
 
 class Runner:
@@ -80,6 +87,7 @@ class Runner:
         self._prefix = f"{os.getpid()}.{id(self):x}."
         self._calls = itertools.count(1)
         self._threads: concurrent.futures.ThreadPoolExecutor | None = None
+        self._starters: concurrent.futures.ThreadPoolExecutor | None = None
 
     async def off_loop(self, func: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
         """Run CPU-bound Python work (a big Struct conversion, a YAML parse, a mid-sized block past a call's inline
@@ -90,6 +98,11 @@ class Runner:
             self._threads = concurrent.futures.ThreadPoolExecutor(OFF_LOOP_THREADS, thread_name_prefix="verdict-cpu")
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._threads, functools.partial(func, *args, **kwargs))
+
+    def _starter_pool(self) -> concurrent.futures.ThreadPoolExecutor:
+        if self._starters is None:
+            self._starters = concurrent.futures.ThreadPoolExecutor(STARTER_THREADS, thread_name_prefix="verdict-start")
+        return self._starters
 
     @classmethod
     def for_config(cls, config: Config, metrics: Metrics) -> Runner:
@@ -133,6 +146,7 @@ class Runner:
         try:
             process, exited = await start_child(
                 command.argv,
+                self._starter_pool(),
                 stdin=asyncio.subprocess.PIPE if command.stdin is not None else asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
@@ -199,9 +213,10 @@ class Runner:
         for pgid in list(self._live):
             kill_group(pgid)
         kill_marked(self._prefix, prefix=True)
-        threads, self._threads = self._threads, None
-        if threads is not None:
-            threads.shutdown(wait=False, cancel_futures=True)
+        for pool in (self._threads, self._starters):
+            if pool is not None:
+                pool.shutdown(wait=False, cancel_futures=True)
+        self._threads = self._starters = None
 
 
 async def _reap(process: asyncio.subprocess.Process) -> None:

@@ -13,13 +13,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from verdict.runner.descendants import kill_group
+from verdict.runner.spawn import READ_CHUNK
 
 if TYPE_CHECKING:
     from verdict.runner.command import Command
 
-__all__ = ["Sink", "close_pipes", "close_transport", "communicate", "start_child"]
+__all__ = ["Sink", "close_pipes", "close_transport", "communicate"]
 
-_READ_CHUNK = 64 * 1024
 _AFTER_EXIT_SECONDS = 0.5
 """How long, after the direct child exited and its descendants were killed, what is left in the pipes is read."""
 
@@ -60,31 +60,8 @@ class Sink:
 async def _pump(stream: asyncio.StreamReader | None, sink: Sink) -> None:
     if stream is None:
         return
-    while chunk := await stream.read(_READ_CHUNK):
+    while chunk := await stream.read(READ_CHUNK):
         sink.add(chunk)
-
-
-async def start_child(argv: tuple[str, ...], **options: Any) -> tuple[asyncio.subprocess.Process, asyncio.Future[None]]:
-    """`asyncio.create_subprocess_exec`, plus a future that resolves the moment the child has exited and been reaped.
-
-    asyncio's own `Process.wait()` also waits for every pipe to close, which a descendant holding stdout delays to the
-    time limit; polling `returncode` instead costs up to one poll interval on every call (a `bash -n` finishes in a
-    few milliseconds). The future is set by the same protocol callback that sets `returncode`.
-    """
-    loop = asyncio.get_running_loop()
-    transport, protocol = await loop.subprocess_exec(lambda: _ExitProtocol(loop), *argv, **options)
-    return asyncio.subprocess.Process(transport, protocol, loop), protocol.exited
-
-
-class _ExitProtocol(asyncio.subprocess.SubprocessStreamProtocol):
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        super().__init__(limit=_READ_CHUNK, loop=loop)
-        self.exited: asyncio.Future[None] = loop.create_future()
-
-    def process_exited(self) -> None:
-        super().process_exited()
-        if not self.exited.done():
-            self.exited.set_result(None)
 
 
 async def communicate(
@@ -96,7 +73,7 @@ async def communicate(
     kill_descendants: Callable[[], object],
 ) -> bool:
     """Feed stdin and drain both pipes at once (never one after the other: a full pipe would deadlock) until the
-    child exits (`exited`, from `start_child`) or its time is up; True when the time ran out.
+    child exits (`exited`, from `spawn.start_child`) or its time is up; True when the time ran out.
 
     End-of-file is not what ends a call: any descendant that inherited stdout (a CLI's background worker, a `setsid`
     daemon, a Node `detached` child) would hold it open for as long as it lives, and the answer the child printed
