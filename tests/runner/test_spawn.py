@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import errno
+import os
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -123,6 +125,28 @@ async def test_a_start_cancelled_while_on_the_pool_leaves_no_child(pool: GatedPo
             return
         await asyncio.sleep(0.01)
     pytest.fail(f"the child of a cancelled start is still there (or never started): {pool.started}")
+
+
+async def test_a_child_that_cannot_be_watched_is_killed_and_reaped(
+    pool: GatedPool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Out of descriptors after the child started (its pidfd cannot be opened): the start fails with the OSError,
+    as a start on the loop would, and the child is not left running unwatched."""
+
+    def no_descriptors(pid: int) -> int:
+        raise OSError(errno.EMFILE, "Too many open files")
+
+    pool.gate.set()
+    monkeypatch.setattr(os, "pidfd_open", no_descriptors)
+    with pytest.raises(OSError, match="Too many open files"):
+        await start_child((sys.executable, "-c", "import time; time.sleep(600)"), pool, **PIPES)
+    monkeypatch.undo()
+    assert pool.started
+    for _ in range(6000):  # a liveness bound, not a timing
+        if not _exists(pool.started[0]):
+            return
+        await asyncio.sleep(0.01)
+    pytest.fail(f"the child that could not be watched is still there: {pool.started}")
 
 
 def _exists(pid: int) -> bool:

@@ -78,14 +78,19 @@ async def start_child(
     protocol = ExitProtocol(loop)
     waiter: asyncio.Future[None] = loop.create_future()
     try:
-        transport = _Started(
-            loop, protocol, argv, False, options.get("stdin"), options.get("stdout"), options.get("stderr"), 0,
-            waiter=waiter, popen=popen,
-        )  # fmt: skip
+        pidfd = os.pidfd_open(popen.pid)  # first: out of descriptors, the child is discarded, never left unwatched
+        try:
+            transport = _Started(
+                loop, protocol, argv, False, options.get("stdin"), options.get("stdout"), options.get("stderr"), 0,
+                waiter=waiter, popen=popen,
+            )  # fmt: skip
+        except BaseException:
+            os.close(pidfd)
+            raise
     except BaseException:
         _discard(popen)
         raise
-    _watch_exit(loop, popen, transport)
+    _watch_exit(loop, popen, pidfd, transport)
     try:
         await waiter  # the pipes connected
     except BaseException:
@@ -152,9 +157,10 @@ class _Started(base_subprocess.BaseSubprocessTransport):
         self._proc = popen
 
 
-def _watch_exit(loop: asyncio.AbstractEventLoop, popen: subprocess.Popen[bytes], transport: _Started) -> None:
+def _watch_exit(
+    loop: asyncio.AbstractEventLoop, popen: subprocess.Popen[bytes], pidfd: int, transport: _Started
+) -> None:
     """Reap the child on the loop the moment it exits: its pidfd becomes readable then."""
-    pidfd = os.pidfd_open(popen.pid)
 
     def exited() -> None:
         loop.remove_reader(pidfd)
