@@ -120,11 +120,7 @@ async def test_a_start_cancelled_while_on_the_pool_leaves_no_child(pool: GatedPo
     with pytest.raises(asyncio.CancelledError):
         await starting
     pool.gate.set()
-    for _ in range(6000):  # a liveness bound, not a timing: the child must start, then be killed and reaped
-        if pool.started and not _exists(pool.started[0]):
-            return
-        await asyncio.sleep(0.01)
-    pytest.fail(f"the child of a cancelled start is still there (or never started): {pool.started}")
+    await _reaped(pool)
 
 
 async def test_a_child_that_cannot_be_watched_is_killed_and_reaped(
@@ -141,12 +137,16 @@ async def test_a_child_that_cannot_be_watched_is_killed_and_reaped(
     with pytest.raises(OSError, match="Too many open files"):
         await start_child((sys.executable, "-c", "import time; time.sleep(600)"), pool, **PIPES)
     monkeypatch.undo()
-    assert pool.started
-    for _ in range(6000):  # a liveness bound, not a timing
-        if not _exists(pool.started[0]):
+    await _reaped(pool)
+
+
+async def _reaped(pool: GatedPool) -> None:
+    """Wait until the pool has started a child and that child is gone, reaped (a liveness bound, not a timing)."""
+    for _ in range(6000):
+        if pool.started and not _exists(pool.started[0]):
             return
         await asyncio.sleep(0.01)
-    pytest.fail(f"the child that could not be watched is still there: {pool.started}")
+    pytest.fail(f"the child is still there (or never started): {pool.started}")
 
 
 def _exists(pid: int) -> bool:

@@ -30,9 +30,10 @@ from typing import Any
 
 from verdict.runner.descendants import kill_group
 
-__all__ = ["OFF_LOOP_STARTS", "ExitProtocol", "start_child"]
+__all__ = ["OFF_LOOP_STARTS", "READ_CHUNK", "start_child"]
 
 READ_CHUNK = 64 * 1024
+"""The stream limit of a child's pipes, and what `pipes.communicate` reads at a time."""
 
 
 def _pidfds_work() -> bool:
@@ -47,7 +48,7 @@ OFF_LOOP_STARTS = _pidfds_work()
 """Whether children are started on a thread (the exit then watched with a pidfd), not on the loop."""
 
 
-class ExitProtocol(asyncio.subprocess.SubprocessStreamProtocol):
+class _ExitProtocol(asyncio.subprocess.SubprocessStreamProtocol):
     """asyncio's stream protocol, plus `exited`: a future set by the same callback that sets the child's return code.
 
     asyncio's own `Process.wait()` also waits for every pipe to close, which a descendant holding stdout delays to the
@@ -72,10 +73,10 @@ async def start_child(
     otherwise on the loop. Raises what `Popen` raises (OSError and its kinds) either way."""
     loop = asyncio.get_running_loop()
     if starter is None or not OFF_LOOP_STARTS:
-        transport, protocol = await loop.subprocess_exec(lambda: ExitProtocol(loop), *argv, **options)
+        transport, protocol = await loop.subprocess_exec(lambda: _ExitProtocol(loop), *argv, **options)
         return asyncio.subprocess.Process(transport, protocol, loop), protocol.exited
     popen = await _popen_on(starter, loop, functools.partial(_popen, argv, options))
-    protocol = ExitProtocol(loop)
+    protocol = _ExitProtocol(loop)
     waiter: asyncio.Future[None] = loop.create_future()
     try:
         pidfd = os.pidfd_open(popen.pid)  # first: out of descriptors, the child is discarded, never left unwatched
@@ -88,7 +89,7 @@ async def start_child(
             os.close(pidfd)
             raise
     except BaseException:
-        _discard(popen)
+        _dispose(starter, popen)
         raise
     _watch_exit(loop, popen, pidfd, transport)
     try:
@@ -114,14 +115,18 @@ async def _popen_on(
     try:
         return await asyncio.shield(started)
     except asyncio.CancelledError:
-        started.add_done_callback(lambda done: _discard_later(starter, done))
+        started.add_done_callback(lambda done: _dispose_started(starter, done))
         raise
 
 
-def _discard_later(starter: concurrent.futures.Executor, done: asyncio.Future[subprocess.Popen[bytes]]) -> None:
-    if done.cancelled() or done.exception() is not None:
-        return
-    popen = done.result()
+def _dispose_started(starter: concurrent.futures.Executor, done: asyncio.Future[subprocess.Popen[bytes]]) -> None:
+    if not done.cancelled() and done.exception() is None:
+        _dispose(starter, done.result())
+
+
+def _dispose(starter: concurrent.futures.Executor, popen: subprocess.Popen[bytes]) -> None:
+    """Kill a child nobody will run (its start was cancelled, or wrapping it failed) at once; the wait for its
+    death and its reaping go to the starter pool, off the loop."""
     kill_group(popen.pid)
     try:
         starter.submit(_discard, popen)
@@ -130,7 +135,7 @@ def _discard_later(starter: concurrent.futures.Executor, done: asyncio.Future[su
 
 
 def _discard(popen: subprocess.Popen[bytes]) -> None:
-    """Kill a child nobody will run (its start was cancelled, or wrapping it failed), reap it and close its pipes."""
+    """Kill a child nobody will run, reap it and close its pipes (on a starter thread: the wait may take a while)."""
     kill_group(popen.pid)
     with contextlib.suppress(OSError):
         popen.kill()
