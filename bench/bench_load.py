@@ -312,7 +312,7 @@ def shell_block() -> Iterator[str]:
     from verdict.verify.model import VerifyInput
     from verdict.verify.verifier import Verifier
 
-    async def measure() -> tuple[float, float]:
+    async def measure() -> tuple[dict[str, float], dict[str, float]]:
         become_subreaper()  # as `verdict serve` does
         metrics = Metrics(CollectorRegistry())
         runner = Runner.for_config(Config(), metrics)
@@ -328,19 +328,29 @@ def shell_block() -> Iterator[str]:
 
         try:
             rounds: dict[str, list[float]] = {"verify": [], "raw": []}
+            loop_cpu: dict[str, list[float]] = {"verify": [], "raw": []}
             for _ in range(5):
                 for name, work in (("verify", lambda: verifier.verify(VerifyInput(text))), ("raw", raw)):
-                    started = time.perf_counter()
+                    started, cpu = time.perf_counter(), time.thread_time()  # this thread runs the event loop
                     for _ in range(40):
                         await work()
                     rounds[name].append((time.perf_counter() - started) / 40)
-            return min(rounds["verify"]), min(rounds["raw"])
+                    loop_cpu[name].append((time.thread_time() - cpu) / 40)
+            return {name: min(times) for name, times in rounds.items()}, {n: min(c) for n, c in loop_cpu.items()}
         finally:
             runner.shutdown()
             verifier.close()
 
-    ours, raw = asyncio.run(measure())
-    yield f"one shell block through the verifier / a raw `bash -n` spawn = {ours / raw:.2f} (target <= 1.3)"
+    wall, loop = asyncio.run(measure())
+    yield (
+        f"one shell block through the verifier / a raw `bash -n` spawn = {wall['verify'] / wall['raw']:.2f} "
+        "(target <= 1.3)"
+    )
+    yield (
+        f"  the event loop's own CPU per shell block: through the verifier / a raw asyncio `bash -n` spawn = "
+        f"{loop['verify'] / loop['raw']:.2f} ({loop['verify'] * 1e6:.0f} vs {loop['raw'] * 1e6:.0f} us; the verifier's "
+        "child is attended on a runner thread, runner/attend.py, the raw one by asyncio on the loop)"
+    )
 
 
 def run() -> Iterator[str]:
