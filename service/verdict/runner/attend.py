@@ -33,13 +33,9 @@ from typing import Any
 
 from verdict.runner.command import lower_priority
 from verdict.runner.descendants import kill_group
-from verdict.runner.pipes import Sink
-from verdict.runner.spawn import READ_CHUNK
+from verdict.runner.pipes import AFTER_EXIT_SECONDS, READ_CHUNK, Sink
 
-__all__ = ["AFTER_EXIT_SECONDS", "ATTENDED", "REAP_SECONDS", "Attended", "Ticket", "attend"]
-
-AFTER_EXIT_SECONDS = 0.5
-"""How long, after the direct child exited and its descendants were killed, what is left in the pipes is read."""
+__all__ = ["ATTENDED", "REAP_SECONDS", "Attended", "Ticket", "attend"]
 
 REAP_SECONDS = 5.0
 """How long a killed child is waited for before it is left (a process in uninterruptible sleep ignores SIGKILL)."""

@@ -42,7 +42,7 @@ from typing import NoReturn, ParamSpec, TypeVar
 from verdict.config.keys import Config
 from verdict.errors import resource_exhausted
 from verdict.metrics import Metrics
-from verdict.runner.attend import AFTER_EXIT_SECONDS, ATTENDED, REAP_SECONDS, Ticket, attend
+from verdict.runner.attend import ATTENDED, REAP_SECONDS, Ticket, attend
 from verdict.runner.command import Command, CommandNotFound, Completed, lower_priority
 from verdict.runner.descendants import (
     MARKER_ENV,
@@ -52,7 +52,7 @@ from verdict.runner.descendants import (
     kill_marked,
     reap_adopted,
 )
-from verdict.runner.pipes import Sink, close_pipes, close_transport, communicate
+from verdict.runner.pipes import AFTER_EXIT_SECONDS, Sink, close_pipes, close_transport, communicate
 from verdict.runner.slots import SlotLimit, pool_sizes
 from verdict.runner.spawn import start_child
 

@@ -10,10 +10,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-__all__ = ["READ_CHUNK", "start_child"]
+from verdict.runner.pipes import READ_CHUNK
 
-READ_CHUNK = 64 * 1024
-"""What one read of a child's pipe takes at most (and the stream limit of its pipes on the loop)."""
+__all__ = ["start_child"]
 
 
 class _ExitProtocol(asyncio.subprocess.SubprocessStreamProtocol):
