@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -72,15 +71,11 @@ def server(tmp_path: Path, chat_server: ChatServer) -> Iterator[tuple[ServerProc
         "VERDICT_SECOND_OPINION_MIN_TOKENS": "1",
     }
     process = start_server_process(env=env)
-    stderr: list[str] = []
-    assert process.process.stderr is not None
-    reader = threading.Thread(target=lambda: stderr.extend(process.process.stderr), daemon=True)  # type: ignore[arg-type]
-    reader.start()
     try:
-        yield process, stderr
+        # the lines the server's one stderr reader keeps collecting (a second reader of the pipe would take some)
+        yield process, process.log_lines
     finally:
         stop_server_process(process)
-        reader.join(timeout=10)
 
 
 def test_the_key_appears_in_no_output(server: tuple[ServerProcess, list[str]], chat_server: ChatServer) -> None:
@@ -141,6 +136,7 @@ def test_the_key_appears_in_no_output(server: tuple[ServerProcess, list[str]], c
         outputs.response("endpoint gone", gone)
 
     stop_server_process(process)
+    assert process.drained.wait(60), "the server's stderr was not read to its end"
     assert process.process.stdout is not None
     outputs.add("stdout", process.process.stdout.read())
     outputs.add("stderr", "".join(stderr))
