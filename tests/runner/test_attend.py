@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import pytest
 from prometheus_client import CollectorRegistry
 
+import verdict.runner.attend as attend_module
 import verdict.runner.door as door
 from tests.support import dies_within
 from verdict.metrics import Metrics
@@ -258,3 +259,18 @@ async def test_a_cancelled_call_returns_once_its_child_is_killed_and_reaped() ->
         await running
     assert runner.live_process_groups == frozenset()
     assert not _exists(pid)
+
+
+def test_an_error_while_attending_reaches_the_caller_and_leaves_no_child(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Out of descriptors for the selector (or any error while the pipes are pumped): the error reaches the caller,
+    and the child is killed and gone, not left running (a ten-minute sleeper) or a zombie of the server."""
+
+    def no_selector(*args: Any, **kwargs: Any) -> bool:
+        raise OSError(errno.EMFILE, "Too many open files")
+
+    live = Recorded()
+    monkeypatch.setattr(attend_module, "_pump", no_selector)
+    with pytest.raises(OSError, match="Too many open files"):
+        _attend(SLEEPER, live=live)
+    assert live == set()
+    assert not _exists(live.seen[0])

@@ -131,9 +131,11 @@ def attend(
         _reap(popen, pidfd)
         return Attended(None if timed_out else popen.returncode, timed_out)
     finally:
-        os.close(pidfd)
         # a normal exit can leave grandchildren behind, in the group or in a session of their own: all die here
         kill_group(popen.pid)
+        if popen.returncode is None:  # an error cut the attending short: reaped now, not when Popen is collected
+            _reap(popen, pidfd)
+        os.close(pidfd)
         kill_descendants(popen.returncode is not None)
         _close(popen)
         live.discard(popen.pid)
