@@ -115,7 +115,7 @@ def attend(
         pidfd = os.pidfd_open(popen.pid)
     except OSError:  # out of descriptors: a child nobody can watch is not left running
         kill_group(popen.pid)
-        _reap(popen, None)
+        _reap(popen)
         _close(popen)
         live.discard(popen.pid)
         raise
@@ -128,13 +128,13 @@ def attend(
         timed_out = _pump(popen, pidfd, stdin, time.monotonic() + timeout, stdout, stderr, kill_descendants)
         if timed_out:
             kill_group(popen.pid)
-        _reap(popen, pidfd)
+        _reap(popen)
         return Attended(None if timed_out else popen.returncode, timed_out)
     finally:
         # a normal exit can leave grandchildren behind, in the group or in a session of their own: all die here
         kill_group(popen.pid)
         if popen.returncode is None:  # an error cut the attending short: reaped now, not when Popen is collected
-            _reap(popen, pidfd)
+            _reap(popen)
         os.close(pidfd)
         kill_descendants(popen.returncode is not None)
         _close(popen)
@@ -214,16 +214,11 @@ def _close_stdin(popen: subprocess.Popen[bytes]) -> None:
             popen.stdin.close()
 
 
-def _reap(popen: subprocess.Popen[bytes], pidfd: int | None) -> None:
-    """Wait for the (exited or killed) child, at most `REAP_SECONDS`."""
-    if popen.returncode is not None:
-        return
-    if pidfd is not None:
-        with selectors.DefaultSelector() as selector:
-            selector.register(pidfd, selectors.EVENT_READ)
-            selector.select(REAP_SECONDS)
+def _reap(popen: subprocess.Popen[bytes]) -> None:
+    """Wait for the (exited or killed) child, at most `REAP_SECONDS`; nothing here can fail for want of descriptors
+    (`Popen.wait` polls), so it also serves the paths where an error cut the attending short."""
     with contextlib.suppress(subprocess.TimeoutExpired, ChildProcessError):
-        popen.wait(timeout=0 if pidfd is not None else REAP_SECONDS)
+        popen.wait(timeout=REAP_SECONDS)
 
 
 def _close(popen: subprocess.Popen[bytes]) -> None:
