@@ -348,8 +348,8 @@ def shell_block() -> Iterator[str]:
     )
     yield (
         f"  the event loop's own CPU per shell block: through the verifier / a raw asyncio `bash -n` spawn = "
-        f"{loop['verify'] / loop['raw']:.2f} ({loop['verify'] * 1e6:.0f} vs {loop['raw'] * 1e6:.0f} us; the verifier's "
-        "child is attended on a runner thread, runner/attend.py, the raw one by asyncio on the loop)"
+        f"{loop['verify'] / loop['raw']:.2f} ({loop['verify'] * 1e6:.0f} vs {loop['raw'] * 1e6:.0f} us: the fence "
+        "scan, the script's preparation and the runner's bookkeeping per child, on top of asyncio's own)"
     )
 
 

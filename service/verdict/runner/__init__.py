@@ -4,10 +4,9 @@
   (`Completed`).
 - `door.py`: `Runner.run`, the one entry: starts each child in its own session, kills its group on timeout,
   cancellation, shutdown and normal exit, records counts and durations per tool; `off_loop` for CPU-bound work.
-- `attend.py`: one child attended on a thread from its start to its reaping (its stdin fed, both outputs drained and
-  capped, its exit waited for through a pidfd), so the event loop spends one wake-up per child.
-- `spawn.py` and `pipes.py`: the same on the event loop, where pidfds are missing; `pipes.Sink` caps an output for
-  both.
+- `spawn.py`: one child started on a starter thread, not the event loop's (the loop keeps running while the child
+  execs), and handed to asyncio's subprocess transport.
+- `pipes.py`: one child's pipes, fed and drained at once, each capped.
 - `descendants.py`: descendants that left the group, found by the `VERDICT_CALL` marker, killed and reaped (the
   server is their subreaper).
 - `slots.py`: the named concurrency pools (`bash`, `git`, `judge`, `parse`), bounded slots and queue.

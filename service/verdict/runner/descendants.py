@@ -161,7 +161,7 @@ def _adopter_children() -> list[int]:
 
     The kernel hands an orphan to the first live thread of its subreaper's thread group (`find_new_reaper`, Linux
     3.17 and later), which is the main thread while the process runs, whichever thread started the orphan's parent
-    (the runner attends children on its own threads). Reading only that thread's list, not every thread's, is what
+    (the runner starts children on its starter threads). Reading only that thread's list, not every thread's, is what
     keeps the check after each child cheap: the server has a dozen threads, and the scan of all of them cost about
     0.4 ms of the event loop, twice per `bash -n` (bench/NOTES.md, "Starting children off the loop")."""
     me = os.getpid()

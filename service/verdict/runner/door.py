@@ -21,8 +21,8 @@ to the time limit), and its pipes and buffers are released as it returns. Runnin
 when starting a child is UNAVAILABLE with a retry hint, not an error of the caller or a bug.
 
 The runner is the one entry (`Runner.run`); its parts live beside it in the `verdict.runner` package by job:
-`command.py` (what a child is and what it did), `attend.py` (one child seen through on a thread, off the event loop),
-`spawn.py` and `pipes.py` (the same on the loop, where pidfds are missing), `descendants.py`
+`command.py` (what a child is and what it did), `spawn.py` (starting one child off the event loop's thread),
+`pipes.py` (feeding and draining one child's pipes), `descendants.py`
 (markers, kills and reaping of escaped descendants) and `slots.py` (the pools). The package's `__init__` is the one
 import for callers.
 """
@@ -37,12 +37,11 @@ import itertools
 import os
 import time
 from collections.abc import Callable, Mapping
-from typing import NoReturn, ParamSpec, TypeVar
+from typing import ParamSpec, TypeVar
 
 from verdict.config.keys import Config
 from verdict.errors import resource_exhausted
 from verdict.metrics import Metrics
-from verdict.runner.attend import ATTENDED, REAP_SECONDS, Ticket, attend
 from verdict.runner.command import Command, CommandNotFound, Completed, lower_priority
 from verdict.runner.descendants import (
     MARKER_ENV,
@@ -52,11 +51,11 @@ from verdict.runner.descendants import (
     kill_marked,
     reap_adopted,
 )
-from verdict.runner.pipes import AFTER_EXIT_SECONDS, Sink, close_pipes, close_transport, communicate
+from verdict.runner.pipes import Sink, close_pipes, close_transport, communicate
 from verdict.runner.slots import SlotLimit, pool_sizes
 from verdict.runner.spawn import start_child
 
-__all__ = ["ATTENDANT_THREADS", "OFF_LOOP_THREADS", "Runner", "start_worker"]
+__all__ = ["OFF_LOOP_THREADS", "Runner", "start_worker"]
 
 
 _P = ParamSpec("_P")
@@ -67,11 +66,10 @@ OFF_LOOP_THREADS = 2
 with the event loop for the GIL, and the interpreter hands it over every 5 ms, so with two the loop waits ~10 ms at
 worst for its turn; more threads would make every health check wait longer, not the work go faster."""
 
-ATTENDANT_THREADS = 8
-"""Spare threads that attend children (`attend.attend`), beyond one per slot of the runner's pools: a child holds
-its thread from its start to its reaping (mostly waiting in `select`, without the GIL), so the pools' slots bound the
-threads busy at once, and a child never waits for a thread behind another. Apart from `OFF_LOOP_THREADS`, so a start
-never queues behind CPU-bound work; the executor makes a thread only when no idle one is left."""
+STARTER_THREADS = 4
+"""Threads that start children (`spawn.start_child`), apart from `OFF_LOOP_THREADS` so a start never queues behind
+CPU-bound work. A start holds its thread only until the child has exec'd, without the GIL; four cover the shell and
+git pools' concurrent starts on a busy machine."""
 
 
 class Runner:
@@ -89,9 +87,7 @@ class Runner:
         self._prefix = f"{os.getpid()}.{id(self):x}."
         self._calls = itertools.count(1)
         self._threads: concurrent.futures.ThreadPoolExecutor | None = None
-        self._attendants: concurrent.futures.ThreadPoolExecutor | None = None
-        self._tickets: set[Ticket] = set()
-        """The attended children not yet reaped, started or not: shutdown cancels every one."""
+        self._starters: concurrent.futures.ThreadPoolExecutor | None = None
 
     async def off_loop(self, func: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
         """Run CPU-bound Python work (a big Struct conversion, a YAML parse, a mid-sized block past a call's inline
@@ -103,11 +99,10 @@ class Runner:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._threads, functools.partial(func, *args, **kwargs))
 
-    def _attendant_pool(self) -> concurrent.futures.ThreadPoolExecutor:
-        if self._attendants is None:
-            threads = max(ATTENDANT_THREADS, sum(limit.slots for limit in self.limits.values()) + ATTENDANT_THREADS)
-            self._attendants = concurrent.futures.ThreadPoolExecutor(threads, thread_name_prefix="verdict-child")
-        return self._attendants
+    def _starter_pool(self) -> concurrent.futures.ThreadPoolExecutor:
+        if self._starters is None:
+            self._starters = concurrent.futures.ThreadPoolExecutor(STARTER_THREADS, thread_name_prefix="verdict-start")
+        return self._starters
 
     @classmethod
     def for_config(cls, config: Config, metrics: Metrics) -> Runner:
@@ -144,89 +139,6 @@ class Runner:
             return await self._run(command)
 
     async def _run(self, command: Command) -> Completed:
-        if not ATTENDED:
-            return await self._run_on_loop(command)
-        tool = command.tool
-        started = time.monotonic()
-        marker = f"{self._prefix}{next(self._calls)}"
-        running = self.metrics.subprocesses_running.labels(tool=tool)
-        running.inc()
-        outcome = "cancelled"
-        stdout, stderr = (Sink(command.max_output_bytes, command.keep_tail) for _ in range(2))
-        ticket = Ticket()
-        self._tickets.add(ticket)
-        job = self._attendant_pool().submit(
-            attend,
-            command.argv,
-            {"env": {**command.env, MARKER_ENV: marker}, "cwd": command.cwd, "pass_fds": command.pass_fds},
-            stdin=command.stdin,
-            timeout=command.timeout,
-            niceness=command.niceness,
-            stdout=stdout,
-            stderr=stderr,
-            ticket=ticket,
-            kill_descendants=functools.partial(self._kill_escaped, marker),
-            live=self._live,
-        )
-        job.add_done_callback(lambda _: self._tickets.discard(ticket))
-        attending = asyncio.wrap_future(job)
-        try:
-            try:
-                attended = await asyncio.shield(attending)
-            except asyncio.CancelledError:
-                job.cancel()  # not started yet: it never will be
-                ticket.cancel()  # started or starting: its group is killed now
-                # and the caller goes once the thread has reaped it (as soon as it dies; bounded all the same)
-                with contextlib.suppress(asyncio.CancelledError, TimeoutError, Exception):
-                    await asyncio.wait_for(asyncio.shield(attending), AFTER_EXIT_SECONDS + REAP_SECONDS)
-                raise
-            except OSError as exc:
-                outcome = ""  # counted by _start_failed
-                self._start_failed(command, exc)
-            if attended.timed_out:
-                outcome = "timeout"
-                self.metrics.subprocess_timeouts.labels(tool=tool).inc()
-                return Completed(None, b"", b"", time.monotonic() - started, timed_out=True)
-            rc = attended.returncode
-            assert rc is not None
-            outcome = "ok" if rc == 0 else ("signalled" if rc < 0 else "nonzero")
-            return Completed(
-                rc, stdout.take(), stderr.take(), time.monotonic() - started, False, stdout.truncated, stderr.truncated
-            )
-        finally:
-            if job.done():
-                stdout.release()
-                stderr.release()
-            running.dec()
-            if outcome:
-                self.metrics.subprocess_runs.labels(tool=tool, outcome=outcome).inc()
-                self.metrics.subprocess_duration.labels(tool=tool).observe(time.monotonic() - started)
-
-    def _kill_escaped(self, marker: str, child_exited: bool) -> None:
-        """After one attended child (on its thread): whatever of the call escaped the group dies, and adopted
-        orphans already dead are collected."""
-        kill_escaped(marker, child_exited=child_exited, spared=self._live)
-        if child_exited and is_subreaper():
-            reap_adopted(self._live)
-
-    def _start_failed(self, command: Command, exc: OSError) -> NoReturn:
-        """A child that could not start: UNAVAILABLE when the server is out of descriptors or processes,
-        CommandNotFound for a missing program, the OSError itself otherwise; counted by outcome. Always raises."""
-        tool = command.tool
-        exhausted = resource_exhausted(exc, what=f"start {tool}")
-        if exhausted is not None:
-            self.metrics.subprocess_runs.labels(tool=tool, outcome="no_resources").inc()
-            self.metrics.resource_exhaustion.labels(resource=exhausted.metadata["resource"]).inc()
-            raise exhausted from None
-        if not isinstance(exc, FileNotFoundError | PermissionError | NotADirectoryError):
-            raise exc
-        self.metrics.subprocess_runs.labels(tool=tool, outcome="missing").inc()
-        if isinstance(exc, NotADirectoryError) or (command.cwd and not os.path.isdir(command.cwd)):
-            raise exc
-        raise CommandNotFound(command.argv[0]) from None
-
-    async def _run_on_loop(self, command: Command) -> Completed:
-        """Without pidfds: the child started, fed, drained and reaped by asyncio on the loop."""
         tool = command.tool
         started = time.monotonic()
         marker = f"{self._prefix}{next(self._calls)}"
@@ -234,6 +146,7 @@ class Runner:
         try:
             process, exited = await start_child(
                 command.argv,
+                self._starter_pool(),
                 stdin=asyncio.subprocess.PIPE if command.stdin is not None else asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
@@ -243,7 +156,17 @@ class Runner:
                 start_new_session=True,
             )
         except OSError as exc:
-            self._start_failed(command, exc)
+            exhausted = resource_exhausted(exc, what=f"start {tool}")
+            if exhausted is not None:
+                self.metrics.subprocess_runs.labels(tool=tool, outcome="no_resources").inc()
+                self.metrics.resource_exhaustion.labels(resource=exhausted.metadata["resource"]).inc()
+                raise exhausted from None
+            if not isinstance(exc, FileNotFoundError | PermissionError | NotADirectoryError):
+                raise
+            self.metrics.subprocess_runs.labels(tool=tool, outcome="missing").inc()
+            if isinstance(exc, NotADirectoryError) or (command.cwd and not os.path.isdir(command.cwd)):
+                raise
+            raise CommandNotFound(command.argv[0]) from None
         finally:
             self._starting -= 1
         pgid = process.pid
@@ -287,15 +210,13 @@ class Runner:
     def shutdown(self) -> None:
         """Kill every process group still running and every descendant of any call, wherever it went (the
         server's last act before exit), and stop the thread pool."""
-        for ticket in list(self._tickets):
-            ticket.cancel()
         for pgid in list(self._live):
             kill_group(pgid)
         kill_marked(self._prefix, prefix=True)
-        for pool in (self._threads, self._attendants):
+        for pool in (self._threads, self._starters):
             if pool is not None:
                 pool.shutdown(wait=False, cancel_futures=True)
-        self._threads = self._attendants = None
+        self._threads = self._starters = None
 
 
 async def _reap(process: asyncio.subprocess.Process) -> None:

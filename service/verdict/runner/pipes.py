@@ -13,18 +13,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from verdict.runner.descendants import kill_group
+from verdict.runner.spawn import READ_CHUNK
 
 if TYPE_CHECKING:
     from verdict.runner.command import Command
 
-__all__ = ["AFTER_EXIT_SECONDS", "READ_CHUNK", "Sink", "close_pipes", "close_transport", "communicate"]
+__all__ = ["Sink", "close_pipes", "close_transport", "communicate"]
 
-AFTER_EXIT_SECONDS = 0.5
-"""How long, after the direct child exited and its descendants were killed, what is left in the pipes is read (on
-the loop here, and on a thread in `attend.py`)."""
-
-READ_CHUNK = 64 * 1024
-"""What one read of a child's pipe takes at most (and the stream limit of its pipes on the loop)."""
+_AFTER_EXIT_SECONDS = 0.5
+"""How long, after the direct child exited and its descendants were killed, what is left in the pipes is read."""
 
 
 class Sink:
@@ -81,7 +78,7 @@ async def communicate(
     End-of-file is not what ends a call: any descendant that inherited stdout (a CLI's background worker, a `setsid`
     daemon, a Node `detached` child) would hold it open for as long as it lives, and the answer the child printed
     before exiting would be thrown away at the time limit. Once the direct child has exited, its descendants are
-    killed, and what is already in the pipes is read for at most `AFTER_EXIT_SECONDS`; whatever still holds a pipe
+    killed, and what is already in the pipes is read for at most `_AFTER_EXIT_SECONDS`; whatever still holds a pipe
     after that (a process that scrubbed its environment) is not waited for. In the usual case the pipes close as the
     child exits and nothing is waited for at all.
     """
@@ -102,7 +99,7 @@ async def communicate(
         if not readers.done():
             kill_group(process.pid)
             kill_descendants()
-            await asyncio.wait({readers}, timeout=AFTER_EXIT_SECONDS)
+            await asyncio.wait({readers}, timeout=_AFTER_EXIT_SECONDS)
         return False
     finally:
         for task in (feeder, readers):
