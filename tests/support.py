@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import importlib.util
 import json
@@ -301,3 +302,19 @@ async def list_services_once(
     )
     response = await call(reflection_pb2.ServerReflectionRequest(list_services=""), timeout=30, metadata=metadata)
     return [service.name for service in response.list_services_response.service]
+
+
+async def busy_loop_until(done: asyncio.Future[Any], seconds: float) -> None:
+    """Keep the running loop busy, never idle in its selector, until `done` or `seconds` have passed: two coroutines
+    that each spin 1 ms of Python between `sleep(0)`s, as a saturated server's loop runs (every turn polls the
+    selector with a zero timeout). What a helper thread needing the GIL must get through (verdict/handoff.py)."""
+    end = time.monotonic() + seconds
+
+    async def spin() -> None:
+        while not done.done() and time.monotonic() < end:
+            started = time.perf_counter()
+            while time.perf_counter() - started < 0.001:
+                pass
+            await asyncio.sleep(0)
+
+    await asyncio.gather(spin(), spin())

@@ -19,6 +19,7 @@ SERVICE = Path(__file__).resolve().parents[1] / "service"
 RANKS = {
     "verdict": 0,
     "verdict.errors": 0,
+    "verdict.handoff": 0,
     "verdict.metrics": 0,
     "verdict.patterns": 0,
     "verdict.v1": 0,

@@ -30,7 +30,6 @@ import for callers.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import functools
 import itertools
@@ -41,6 +40,7 @@ from typing import ParamSpec, TypeVar
 
 from verdict.config.keys import Config
 from verdict.errors import resource_exhausted
+from verdict.handoff import HandoffPool
 from verdict.metrics import Metrics
 from verdict.runner.command import Command, CommandNotFound, Completed, lower_priority
 from verdict.runner.descendants import (
@@ -86,8 +86,8 @@ class Runner:
         such a child could be taken for an adopted orphan (see `reap_adopted`)."""
         self._prefix = f"{os.getpid()}.{id(self):x}."
         self._calls = itertools.count(1)
-        self._threads: concurrent.futures.ThreadPoolExecutor | None = None
-        self._starters: concurrent.futures.ThreadPoolExecutor | None = None
+        self._threads: HandoffPool | None = None
+        self._starters: HandoffPool | None = None
 
     async def off_loop(self, func: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
         """Run CPU-bound Python work (a big Struct conversion, a YAML parse, a mid-sized block past a call's inline
@@ -95,13 +95,13 @@ class Runner:
         while it runs. The GIL is still shared; what changes is that the interpreter switches to the loop every few
         milliseconds instead of after the whole job."""
         if self._threads is None:
-            self._threads = concurrent.futures.ThreadPoolExecutor(OFF_LOOP_THREADS, thread_name_prefix="verdict-cpu")
+            self._threads = HandoffPool(OFF_LOOP_THREADS, thread_name_prefix="verdict-cpu")
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._threads, functools.partial(func, *args, **kwargs))
 
-    def _starter_pool(self) -> concurrent.futures.ThreadPoolExecutor:
+    def _starter_pool(self) -> HandoffPool:
         if self._starters is None:
-            self._starters = concurrent.futures.ThreadPoolExecutor(STARTER_THREADS, thread_name_prefix="verdict-start")
+            self._starters = HandoffPool(STARTER_THREADS, thread_name_prefix="verdict-start")
         return self._starters
 
     @classmethod

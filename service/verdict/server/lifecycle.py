@@ -21,6 +21,7 @@ import prometheus_client
 from prometheus_client import CollectorRegistry
 
 from verdict.config.keys import Config
+from verdict.handoff import HandoffPool
 from verdict.runner import become_subreaper
 from verdict.server.assembly import build_server, start_metrics_server
 
@@ -68,6 +69,9 @@ async def serve(
     `reuse_port` and an `on_ready` that tells the supervisor instead of logging (the supervisor logs the one ready
     record)."""
     prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
+    # `asyncio.to_thread` (off-loop scans, tool-call checks, bounded regexes) goes to the default executor: made a
+    # pool whose threads get the GIL even while the loop never blocks (verdict/handoff.py)
+    asyncio.get_running_loop().set_default_executor(HandoffPool(thread_name_prefix="verdict-thread"))
     if not become_subreaper():
         log.warning("cannot become a child subreaper: a judge's daemonised grandchild is reaped by init, not here")
     registry = CollectorRegistry()
