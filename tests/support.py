@@ -227,12 +227,23 @@ HTTP_SERVER_FAULTS = {
 
 
 def process_running(pid: int) -> bool:
-    """Whether `pid` is a live process; a zombie (dead, not yet reaped) counts as gone."""
+    """Whether `pid` is a live process; a zombie (dead, not yet reaped) counts as gone, once every thread of it is.
+
+    Each thread is read: a killed process's main thread shows as a zombie while its other threads are still exiting,
+    and its descriptors (listening sockets included) close only when the last of them has. A connection the kernel
+    hands such a socket in that window is reset."""
     try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
         return False
-    return state not in ("Z", "X")
+    for task in tasks:
+        try:
+            state = (task / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue  # this thread is gone
+        if state not in ("Z", "X"):
+            return True
+    return False
 
 
 def dies_within(pid: int, seconds: float = 30.0) -> bool:

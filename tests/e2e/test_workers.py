@@ -44,8 +44,10 @@ def wait_for_workers(supervisor: int, count: int, *, excluding: tuple[int, ...] 
 
 
 def call_on_new_connection(target: str) -> verdict_pb2.VerifyResponseResponse:
-    """One call on a fresh connection, so the kernel picks a worker for it anew."""
-    with grpc.insecure_channel(target) as channel:
+    """One call on a fresh connection, so the kernel picks a worker for it anew. The channel has a subchannel pool
+    of its own: from gRPC's global pool, a new channel can reuse a connection an earlier one left open, one made to
+    the worker the test then kills."""
+    with grpc.insecure_channel(target, options=[("grpc.use_local_subchannel_pool", 1)]) as channel:
         stub = verdict_pb2_grpc.VerdictServiceStub(channel)
         response: verdict_pb2.VerifyResponseResponse = stub.VerifyResponse(TINY, timeout=20, wait_for_ready=True)
         return response
