@@ -11,11 +11,13 @@ start took 23-51 s, and a thread doing nothing but `time.sleep(0)` got the GIL o
 "Helper threads starved by a busy loop"). More waiting threads break the spell by chance, which is why a server
 under load seldom shows it; nothing guarantees it.
 
-So a `HandoffPool` counts its jobs in flight, and while any is, the loop that submitted them looks once per switch
-interval at how busy it was since the last look: busy for at least `BUSY_SHARE` of it, it blocks for `NAP_SECONDS`,
-a real wait in which a waiting thread takes the GIL. A loop that was idle already let the threads run and pays
-nothing; with no job in flight nothing is scheduled at all. The cost is bounded by the nap: at most 4 % of a
-saturated loop's time, and only while its own jobs wait.
+So a `HandoffPool` counts its jobs in flight, and while any is, the loop that submitted them blocks for `NAP_SECONDS`
+once per switch interval: a real wait, in which a waiting thread takes the GIL. With no job in flight nothing is
+scheduled at all. The cost is the nap: at most 4 % of the loop's time, and only while its own threads have work. The
+nap is taken whether or not the loop was busy: an idle loop loses nothing by it (a call arriving meanwhile waits
+200 us more), and a measure of "busy" (the thread's CPU time, or its time on and waiting for a CPU) either misses a
+loop kept off the CPU by other work or counts an idle loop's late wake-ups, so on a loaded machine it would decide
+by the load.
 
 A foundation: the runner's pools and the server's default executor (what `asyncio.to_thread` uses) are both
 `HandoffPool`s.
@@ -32,7 +34,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
 
-__all__ = ["BUSY_SHARE", "NAP_SECONDS", "HandoffPool", "looks_of"]
+__all__ = ["NAP_SECONDS", "HandoffPool", "looks_of"]
 
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
@@ -40,11 +42,7 @@ _T = TypeVar("_T")
 NAP_SECONDS = 0.0002
 """How long the loop blocks to let a waiting thread take the GIL. Measured with two starter threads under a loop
 that never blocks: 100 us gave 69 starts/s, 200 us 89, 500 us 149 (bench/NOTES.md); the shortest that reliably wakes
-the waiter, since the nap is paid on every look while the loop is busy."""
-
-BUSY_SHARE = 0.5
-"""The share of a switch interval the loop must have spent running (its thread's CPU time) for a look to nap. Below
-it the loop blocked in its selector for long stretches, and a waiting thread had the GIL then."""
+the waiter, since the nap is paid on every look while jobs are in flight."""
 
 
 class _Looks:
@@ -55,8 +53,6 @@ class _Looks:
         self._lock = threading.Lock()
         self._in_flight = 0
         self._handle: asyncio.TimerHandle | None = None
-        self._cpu = 0.0
-        self._wall = 0.0
         self.naps = 0
         """How many times the loop napped for its threads (for tests and the bench)."""
 
@@ -70,7 +66,6 @@ class _Looks:
         with self._lock:
             self._in_flight += 1
         if self._handle is None:
-            self._mark()
             self._handle = self._loop.call_later(sys.getswitchinterval(), self._look)
 
     def end(self) -> None:
@@ -78,20 +73,14 @@ class _Looks:
         with self._lock:
             self._in_flight -= 1
 
-    def _mark(self) -> None:
-        self._cpu, self._wall = time.thread_time(), time.monotonic()
-
     def _look(self) -> None:
         with self._lock:
             waiting = self._in_flight > 0
         if not waiting:
             self._handle = None
             return
-        cpu, wall = time.thread_time(), time.monotonic()
-        if wall > self._wall and (cpu - self._cpu) >= BUSY_SHARE * (wall - self._wall):
-            time.sleep(NAP_SECONDS)  # a real wait: a thread waiting for the GIL takes it now
-            self.naps += 1
-        self._mark()
+        time.sleep(NAP_SECONDS)  # a real wait: a thread waiting for the GIL takes it now
+        self.naps += 1
         self._handle = self._loop.call_later(sys.getswitchinterval(), self._look)
 
 
