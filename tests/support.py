@@ -329,3 +329,16 @@ async def busy_loop_until(done: asyncio.Future[Any], seconds: float) -> None:
             await asyncio.sleep(0)
 
     await asyncio.gather(spin(), spin())
+
+
+async def counted(
+    registry: CollectorRegistry, name: str, labels: dict[str, str], expected: float, *, seconds: float = 60.0
+) -> float | None:
+    """The sample `name{labels}` once it reads `expected`, or what it reads after about `seconds` (a liveness bound,
+    not a timing). The server counts a call as its handler ends: for an aborted call, or a stream whose last message
+    the client has read, that can come a loop turn after the caller saw the outcome."""
+    for _ in range(round(seconds / 0.01)):
+        if registry.get_sample_value(name, labels) == expected:
+            break
+        await asyncio.sleep(0.01)
+    return registry.get_sample_value(name, labels)

@@ -6,7 +6,7 @@ import asyncio
 import signal
 import subprocess
 import urllib.request
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 
 import grpc
 import grpc.aio
@@ -18,7 +18,15 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from grpc_status import rpc_status
 from prometheus_client import CollectorRegistry
 
-from tests.support import Running, ServerProcess, list_services_once, make_config, serving, start_server_process
+from tests.support import (
+    Running,
+    ServerProcess,
+    counted,
+    list_services_once,
+    make_config,
+    serving,
+    start_server_process,
+)
 from verdict.server.assembly import build_server
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
 
@@ -101,19 +109,6 @@ async def test_invalid_utf8_is_invalid_argument_naming_the_field(running: Runnin
     assert "UTF-8" in caught.value.details()
 
 
-async def _counted(
-    sample: Callable[[str, dict[str, str]], float | None], name: str, labels: dict[str, str], expected: float
-) -> float | None:
-    """The sample once it reads `expected`, or what it reads after a minute (a liveness bound, not a timing). The
-    server counts a call as its handler ends: for an aborted call, or a stream whose last message the client has
-    read, that can come a loop turn after the caller saw the outcome."""
-    for _ in range(6000):
-        if sample(name, labels) == expected:
-            break
-        await asyncio.sleep(0.01)
-    return sample(name, labels)
-
-
 async def test_grpc_metrics_count_calls_by_code(running: Running) -> None:
     await running.stub.VerifyResponse(verdict_pb2.VerifyResponseRequest(text="```json\n{}\n```"), timeout=10)
     raw = running.channel.unary_unary(
@@ -125,7 +120,8 @@ async def test_grpc_metrics_count_calls_by_code(running: Running) -> None:
     sample = running.registry.get_sample_value
     assert sample("grpc_server_started_total", labels) == 2
     assert sample("grpc_server_handled_total", {**labels, "grpc_code": "OK"}) == 1
-    assert await _counted(sample, "grpc_server_handled_total", {**labels, "grpc_code": "InvalidArgument"}, 1) == 1
+    invalid = {**labels, "grpc_code": "InvalidArgument"}
+    assert await counted(running.registry, "grpc_server_handled_total", invalid, 1) == 1
     assert sample("grpc_server_handling_seconds_count", labels) == 2
     assert sample("grpc_server_msg_sent_total", labels) == 1
     assert sample("verdict_verifications_total", {"verdict": "ok"}) == 1
@@ -227,7 +223,7 @@ async def test_a_hostile_deeply_nested_context_is_invalid_argument_not_unknown(r
     assert info.metadata["field"] == "context"
     labels = {"grpc_type": "unary", "grpc_service": SERVICE, "grpc_method": "Evaluate"}
     invalid = {**labels, "grpc_code": "InvalidArgument"}
-    assert await _counted(running.registry.get_sample_value, "grpc_server_handled_total", invalid, 1) == 1
+    assert await counted(running.registry, "grpc_server_handled_total", invalid, 1) == 1
     ok = await running.stub.Evaluate(
         verdict_pb2.EvaluateRequest(config=verdict_pb2.EvaluatorConfig(yaml="type: exit_code")), timeout=10
     )
@@ -311,7 +307,7 @@ async def test_reflection_streams_are_counted_like_any_call(running: Running) ->
     }
     sample = running.registry.get_sample_value
     assert sample("grpc_server_started_total", labels) == 1
-    assert await _counted(sample, "grpc_server_handled_total", {**labels, "grpc_code": "OK"}, 1) == 1
+    assert await counted(running.registry, "grpc_server_handled_total", {**labels, "grpc_code": "OK"}, 1) == 1
     assert sample("grpc_server_msg_received_total", labels) == 2
     assert sample("grpc_server_msg_sent_total", labels) == 2
 
@@ -357,7 +353,7 @@ async def test_a_response_over_the_send_limit_is_a_rich_resource_exhausted(monke
         labels = {"grpc_type": "unary", "grpc_service": SERVICE, "grpc_method": "Evaluate"}
         sample = running.registry.get_sample_value
         exhausted = {**labels, "grpc_code": "ResourceExhausted"}
-        assert await _counted(sample, "grpc_server_handled_total", exhausted, 1) == 1
+        assert await counted(running.registry, "grpc_server_handled_total", exhausted, 1) == 1
         assert sample("grpc_server_handled_total", {**labels, "grpc_code": "OK"}) == 0
         assert sample("grpc_server_msg_sent_total", labels) == 0
 

@@ -15,6 +15,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from prometheus_client import CollectorRegistry
 
+from tests.support import counted
 from verdict.metrics import Metrics
 from verdict.server.interceptors.observe import MetricsInterceptor
 from verdict.server.logs import CallContextFilter
@@ -33,11 +34,9 @@ class Observed:
         return self.registry.get_sample_value(name, labels)
 
     async def wait_for(self, name: str, labels: dict[str, str], value: float) -> None:
-        for _ in range(3000):  # up to 30 s; the server records a call's end asynchronously, in milliseconds
-            if self.sample(name, labels) == value:
-                return
-            await asyncio.sleep(0.01)
-        raise AssertionError(f"{name}{labels} is {self.sample(name, labels)}, expected {value}")
+        # up to 30 s; the server records a call's end asynchronously, in milliseconds
+        reached = await counted(self.registry, name, labels, value, seconds=30)
+        assert reached == value, f"{name}{labels} is {reached}, expected {value}"
 
 
 async def _wait_forever(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
