@@ -14,28 +14,18 @@ import concurrent.futures
 import time
 from collections.abc import Iterator
 
-from tests.support import busy_loop_until
+from tests.support import GIL_HAND_BACKS, busy_loop_until, gil_hungry_chains
 from verdict.handoff import NAP_SECONDS, HandoffPool, looks_of
 
 BOUND_SECONDS = 10.0
-CHAINS, LENGTH, HAND_BACKS = 2, 10, 20
-
-
-def _job() -> None:
-    for _ in range(HAND_BACKS):
-        time.sleep(0)
+CHAINS, LENGTH = 2, 10
 
 
 async def _side(pool: concurrent.futures.ThreadPoolExecutor) -> tuple[float | None, int]:
     """Seconds the jobs took beside the busy loop (None: not done within the bound), and the loop's naps."""
     loop = asyncio.get_running_loop()
-
-    async def chain() -> None:
-        for _ in range(LENGTH):
-            await loop.run_in_executor(pool, _job)
-
     started = time.perf_counter()
-    jobs = asyncio.gather(*(chain() for _ in range(CHAINS)))
+    jobs = asyncio.create_task(gil_hungry_chains(pool, CHAINS, LENGTH))
     await busy_loop_until(jobs, BOUND_SECONDS)
     elapsed = time.perf_counter() - started if jobs.done() else None
     if not jobs.done():
@@ -60,7 +50,7 @@ def run() -> Iterator[str]:
         return f"{seconds:.2f} s" if seconds is not None else f"not done in {BOUND_SECONDS:.0f} s"
 
     yield (
-        f"{jobs} jobs of {HAND_BACKS} GIL hand-backs beside a loop that never blocks: HandoffPool {said(handed)}, "
+        f"{jobs} jobs of {GIL_HAND_BACKS} GIL hand-backs beside a loop that never blocks: HandoffPool {said(handed)}, "
         f"plain thread pool {said(plain)} (the HandoffPool must finish; a plain pool may not)"
     )
     if handed:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import gc
 import importlib.util
 import json
@@ -329,6 +330,32 @@ async def busy_loop_until(done: asyncio.Future[Any], seconds: float) -> None:
             await asyncio.sleep(0)
 
     await asyncio.gather(spin(), spin())
+
+
+GIL_HAND_BACKS = 20
+"""How often `needs_the_gil_often` gives the GIL back and takes it again."""
+
+
+def needs_the_gil_often() -> int:
+    """A job that takes the GIL `GIL_HAND_BACKS` times (each `sleep(0)` lets it go): a starved thread waits at every
+    one. Returns that count."""
+    for _ in range(GIL_HAND_BACKS):
+        time.sleep(0)
+    return GIL_HAND_BACKS
+
+
+async def gil_hungry_chains(pool: concurrent.futures.Executor, chains: int, length: int) -> list[int]:
+    """`chains` chains of `length` `needs_the_gil_often` jobs run one after another on `pool`; each chain's total
+    of hand-backs."""
+    loop = asyncio.get_running_loop()
+
+    async def chain() -> int:
+        total = 0
+        for _ in range(length):
+            total += await loop.run_in_executor(pool, needs_the_gil_often)
+        return total
+
+    return list(await asyncio.gather(*(chain() for _ in range(chains))))
 
 
 async def counted(

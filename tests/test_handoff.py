@@ -10,7 +10,6 @@ bench/NOTES.md, "Helper threads starved by a busy loop"); with the hand-over the
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import os
 import signal
 import sys
@@ -19,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import busy_loop_until
+from tests.support import busy_loop_until, gil_hungry_chains, needs_the_gil_often
 from verdict.config.keys import Config
 from verdict.handoff import HandoffPool, looks_of
 from verdict.server.lifecycle import serve
@@ -28,30 +27,11 @@ BUSY_FOR = 120.0
 """Seconds the loop is kept busy at most: a bound the jobs' work (about a second) meets on any machine."""
 
 
-def _needs_the_gil_often() -> int:
-    """A job that takes the GIL 20 times (each `sleep(0)` lets it go): a starved thread would wait at every one."""
-    for _ in range(20):
-        time.sleep(0)
-    return 20
-
-
-async def _chains(pool: concurrent.futures.Executor, chains: int, length: int) -> list[int]:
-    loop = asyncio.get_running_loop()
-
-    async def chain() -> int:
-        total = 0
-        for _ in range(length):
-            total += await loop.run_in_executor(pool, _needs_the_gil_often)
-        return total
-
-    return list(await asyncio.gather(*(chain() for _ in range(chains))))
-
-
 def test_jobs_finish_while_the_loop_never_blocks() -> None:
     async def main() -> tuple[list[int], int]:
         pool = HandoffPool(2)
         try:
-            jobs = asyncio.ensure_future(_chains(pool, chains=2, length=10))
+            jobs = asyncio.ensure_future(gil_hungry_chains(pool, chains=2, length=10))
             await busy_loop_until(jobs, BUSY_FOR)
             assert jobs.done(), f"the pool's jobs did not finish in {BUSY_FOR:.0f} s of a busy loop"
             return jobs.result(), looks_of(asyncio.get_running_loop()).naps
@@ -88,7 +68,7 @@ def test_the_loop_looks_only_while_jobs_are_in_flight() -> None:
 
 def test_a_job_submitted_outside_a_loop_runs_as_in_any_pool() -> None:
     with HandoffPool(1) as pool:
-        assert pool.submit(_needs_the_gil_often).result(timeout=60) == 20
+        assert pool.submit(needs_the_gil_often).result(timeout=60) == 20
 
 
 def test_a_refused_submission_leaves_nothing_in_flight() -> None:
@@ -97,7 +77,7 @@ def test_a_refused_submission_leaves_nothing_in_flight() -> None:
         pool.shutdown()
         loop = asyncio.get_running_loop()
         with pytest.raises(RuntimeError):
-            await loop.run_in_executor(pool, _needs_the_gil_often)
+            await loop.run_in_executor(pool, needs_the_gil_often)
         await asyncio.sleep(3 * sys.getswitchinterval())
         return looks_of(loop).looking
 

@@ -258,7 +258,7 @@ async def test_children_start_while_the_loop_never_blocks(runner: Runner) -> Non
         return [(await runner.run(check)).returncode for _ in range(20)]
 
     # two at a time, as the default `bash` pool runs them: with more waiting threads, one gets the GIL by chance
-    children = asyncio.ensure_future(asyncio.gather(chain(), chain()))
+    children = asyncio.gather(chain(), chain())
     await busy_loop_until(children, 120)
     assert children.done(), "the children did not finish in 120 s of a busy loop"
     assert list(children.result()) == [[0] * 20] * 2
