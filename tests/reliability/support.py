@@ -27,6 +27,7 @@ from tests.support import (
     ServerProcess,
     connect_outcome,
     http_send,
+    open_descriptors,
 )
 from verdict.runner import marked_processes
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
@@ -67,17 +68,13 @@ def marked(prefix: str) -> list[int]:
     return marked_processes(prefix, prefix=True)
 
 
-def descriptors(pid: int) -> int:
-    return len(os.listdir(f"/proc/{pid}/fd"))
-
-
 def settled_descriptors(pid: int) -> int:
     """The descriptor count once the previous test's connections have finished closing (two equal readings 100 ms
     apart, for at most 3 s), so a socket still closing is not taken as this test's baseline and then as its leak."""
-    previous, deadline = descriptors(pid), time.monotonic() + 3
+    previous, deadline = open_descriptors(pid), time.monotonic() + 3
     while time.monotonic() < deadline:
         time.sleep(0.1)
-        current = descriptors(pid)
+        current = open_descriptors(pid)
         if current == previous:
             return current
         previous = current
@@ -179,9 +176,9 @@ class FuzzServer:
         # Descriptors are counted before the log barrier: the barrier's own HTTP connection may still be closing on
         # the server's side (a loaded machine), and it is not the test's.
         deadline = time.monotonic() + 10
-        while descriptors(self.pid) > baseline_descriptors and time.monotonic() < deadline:
+        while open_descriptors(self.pid) > baseline_descriptors and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert descriptors(self.pid) <= baseline_descriptors, (descriptors(self.pid), baseline_descriptors)
+        assert open_descriptors(self.pid) <= baseline_descriptors, (open_descriptors(self.pid), baseline_descriptors)
         self._log_barrier()
         lines, self.log_seen = self.server.log_lines[self.log_seen :], len(self.server.log_lines)
         http_errors = [

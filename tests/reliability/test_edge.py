@@ -19,7 +19,7 @@ from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha import reflection_pb2
 
 from tests.reliability.support import FuzzServer
-from tests.support import start_server_process, stop_server_process
+from tests.support import lower_descriptor_limit, open_descriptors, start_server_process, stop_server_process
 from verdict.errors import resource_exhausted
 from verdict.rpc import to_status
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
@@ -149,10 +149,6 @@ def test_reflection_answers_undecodable_bytes_with_invalid_argument(fuzz: FuzzSe
     assert _refused(ask, BAD_UTF8).code() == grpc.StatusCode.INVALID_ARGUMENT
 
 
-def _open_descriptors(pid: int) -> int:
-    return len(list(Path(f"/proc/{pid}/fd").iterdir()))
-
-
 def test_descriptor_exhaustion_is_unavailable_with_a_retry_hint_never_internal(tmp_path: Path) -> None:
     """Slow /metrics clients take every descriptor under a low RLIMIT_NOFILE: a shell check and a judge call are
     then UNAVAILABLE with a RetryInfo (retry shortly), counted in verdict_resource_exhaustion_total."""
@@ -163,13 +159,7 @@ def test_descriptor_exhaustion_is_unavailable_with_a_retry_hint_never_internal(t
     judges = FakeJudges(bin_dir)
     judges.install("claude")
     judges.scenario({"stdout": answer_stdout("claude-code", {"verdict": "yes", "confidence": 1, "reason": "r"})})
-    probe = start_server_process("--judge-host", "claude-code", env={"PATH": judges.path, "HOME": str(tmp_path)})
-    baseline = _open_descriptors(probe.process.pid)
-    stop_server_process(probe)
-    limit = baseline + 24
-    server = start_server_process(
-        "--judge-host", "claude-code", env={"PATH": judges.path, "HOME": str(tmp_path)}, max_descriptors=limit
-    )
+    server = start_server_process("--judge-host", "claude-code", env={"PATH": judges.path, "HOME": str(tmp_path)})
     hogs: list[socket.socket] = []
     try:
         with grpc.insecure_channel(server.target) as channel:
@@ -177,8 +167,9 @@ def test_descriptor_exhaustion_is_unavailable_with_a_retry_hint_never_internal(t
             shell = verdict_pb2.VerifyResponseRequest(text="```bash\necho hi\n```\n", finish_reason="stop")
             assert stub.VerifyResponse(shell, timeout=30).verdict == verdict_pb2.VERIFY_VERDICT_OK
             assert server.metrics_port is not None
+            limit = lower_descriptor_limit(server.process.pid, headroom=24)
             deadline = time.monotonic() + 20
-            while _open_descriptors(server.process.pid) < limit and time.monotonic() < deadline:
+            while open_descriptors(server.process.pid) < limit and time.monotonic() < deadline:
                 hogs.append(socket.create_connection(("127.0.0.1", server.metrics_port)))
                 time.sleep(0.01)
             judge = verdict_pb2.EvaluateRequest(

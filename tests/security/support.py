@@ -35,9 +35,7 @@ class Hostile:
         return self.server.process.pid
 
 
-def production_like(
-    tmp_path: Path, *flags: str, max_descriptors: int | None = None, policy: str = POLICY, **keys: Any
-) -> Hostile:
+def production_like(tmp_path: Path, *flags: str, policy: str = POLICY, **keys: Any) -> Hostile:
     """Start the server with auth, the HTTP port and a file decision log; `keys` are more configuration keys."""
     tokens = tmp_path / "tokens"
     tokens.mkdir()
@@ -55,7 +53,7 @@ def production_like(
     }
     path = tmp_path / "verdict.yaml"
     path.write_text(json.dumps(config))
-    server = start_server_process("--config", str(path), *flags, max_descriptors=max_descriptors)
+    server = start_server_process("--config", str(path), *flags)
     ready = next(json.loads(line) for line in server.log_lines if '"serving"' in line)
     return Hostile(server, int(ready["http_port"] or 0), decisions)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import grpc
 
 from tests.evaluators.test_diffstat import make_repo
-from tests.support import start_server_process, stop_server_process
+from tests.support import lower_descriptor_limit, start_server_process, stop_server_process
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
 
 DIRECTORIES = 400
@@ -23,12 +23,10 @@ def test_a_workspace_of_many_directories_never_gives_a_false_stall(tmp_path: Pat
     for index in range(DIRECTORIES):
         (repo / f"d{index:03d}").mkdir()
         (repo / f"d{index:03d}" / "notes.txt").write_text("x\n")
-    probe = start_server_process("--workspace-root", str(root))
-    baseline = len(os.listdir(f"/proc/{probe.process.pid}/fd"))
-    stop_server_process(probe)
-    # Room for the server and a git child, far from one descriptor per untracked directory.
-    server = start_server_process("--workspace-root", str(root), max_descriptors=baseline + 150)
+    server = start_server_process("--workspace-root", str(root))
     try:
+        # Room for the server and a git child, far from one descriptor per untracked directory.
+        lower_descriptor_limit(server.process.pid, headroom=150)
         with grpc.insecure_channel(server.target) as channel:
             stub = verdict_pb2_grpc.VerdictServiceStub(channel)
             config = verdict_pb2.EvaluatorConfig(diff_stall=verdict_pb2.DiffStallConfig(max_stall=1))
