@@ -61,7 +61,7 @@ from verdict.server.graders_http import ASGIApp, GradersHttp, is_graders_path, r
 from verdict.server.http_transport import BodyDeadline, HttpTransport, StrictFraming, connection_cap
 from verdict.server.interceptors.access_control import AccessInterceptor, publish, unpublish
 from verdict.server.interceptors.admission import EXEMPT_METHODS, Admission
-from verdict.server.interceptors.observe import MethodSeries, log_access
+from verdict.server.interceptors.observe import MethodSeries, cancelled_code, log_access
 from verdict.server.interceptors.tracing import Tracing
 from verdict.waiting import loop_slot
 
@@ -180,9 +180,7 @@ def _grpc_code(error: BaseException | None, ctx: RequestContext[Any, Any]) -> gr
         return _CANCELLED_CODES.get(error.code) or grpc.StatusCode[error.code.name]
     if isinstance(error, asyncio.CancelledError):
         remaining = ctx.timeout_ms
-        return (
-            grpc.StatusCode.DEADLINE_EXCEEDED if remaining is not None and remaining <= 0 else grpc.StatusCode.CANCELLED
-        )
+        return cancelled_code(None if remaining is None else remaining / 1000)
     return grpc.StatusCode.UNKNOWN
 
 

@@ -18,7 +18,7 @@ from prometheus_client import CollectorRegistry
 from tests.security.support import raw_grpc_call
 from tests.support import counted
 from verdict.metrics import Metrics
-from verdict.server.interceptors.observe import MetricsInterceptor
+from verdict.server.interceptors.observe import CANCEL_AT_DEADLINE_SECONDS, MetricsInterceptor, cancelled_code
 from verdict.server.logs import CallContextFilter
 
 SLOW = {"grpc_type": "unary", "grpc_service": "test.Slow", "grpc_method": "Wait"}
@@ -79,6 +79,22 @@ async def test_a_call_past_its_deadline_is_deadline_exceeded_not_canceled(observ
     assert observed.sample("grpc_server_started_total", SLOW) == 1
     assert observed.sample("grpc_server_handled_total", {**SLOW, "grpc_code": "Canceled"}) == 0
     assert observed.sample("grpc_server_msg_sent_total", SLOW) == 0
+
+
+@pytest.mark.parametrize(
+    ("remaining", "code"),
+    [
+        (None, grpc.StatusCode.CANCELLED),  # no deadline: only the client can have cancelled
+        (60.0, grpc.StatusCode.CANCELLED),
+        (CANCEL_AT_DEADLINE_SECONDS * 2, grpc.StatusCode.CANCELLED),
+        (CANCEL_AT_DEADLINE_SECONDS, grpc.StatusCode.DEADLINE_EXCEEDED),
+        (0.01, grpc.StatusCode.DEADLINE_EXCEEDED),  # the client's cancel at its deadline, ahead of the server's
+        (0.0, grpc.StatusCode.DEADLINE_EXCEEDED),
+        (-0.5, grpc.StatusCode.DEADLINE_EXCEEDED),
+    ],
+)
+def test_a_cancel_at_the_deadline_is_counted_deadline_exceeded(remaining: float | None, code: grpc.StatusCode) -> None:
+    assert cancelled_code(remaining) is code
 
 
 async def test_a_call_the_client_cancels_is_canceled(observed: Observed) -> None:
