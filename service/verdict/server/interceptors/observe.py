@@ -70,10 +70,11 @@ CANCEL_AT_DEADLINE_SECONDS = 0.1
 """A call cancelled with at most this much of its deadline left is counted DeadlineExceeded, not Canceled.
 
 The server counts a call's deadline from when it read the headers, later than the client sent them; a client whose
-own deadline passes cancels the stream, and that cancel can arrive before the server's deadline does. Under load the
-two readings' delays differ by milliseconds either way, so without a margin about half the calls that ran out of time
-were counted Canceled, which the server-error ratio and the DeadlineExceeded alert do not see, exactly when they
-matter. A caller that really cancels in the last tenth of a second of its deadline is counted as out of time."""
+own deadline passes cancels the stream, and that cancel can arrive before the server's deadline does. Measured beside
+four CPU hogs (a grpc.aio server in its own process, 0.3 s deadlines): of 100 calls each on a new connection, 11 were
+cancelled with up to 2 ms of the server's deadline left, which counted them Canceled, out of the server-error ratio's
+and the DeadlineExceeded alert's sight; on one reused connection, 0 of 100. The margin is 50 times the gap seen. A
+caller that really cancels in the last tenth of a second of its deadline is counted as out of time."""
 
 
 def cancelled_code(remaining_seconds: float | None) -> grpc.StatusCode:
