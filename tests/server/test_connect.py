@@ -26,7 +26,7 @@ from google.rpc import error_details_pb2
 from prometheus_client import CollectorRegistry
 
 from tests.server.support import HeldServicer
-from tests.support import Running, make_config, serving
+from tests.support import Running, counted, make_config, serving
 from verdict.metrics import Metrics
 from verdict.server.connect import ConnectServer, connect_application, method_infos
 from verdict.server.interceptors.admission import Admission, AdmissionLimits
@@ -346,3 +346,28 @@ async def test_the_http_port_serves_https_with_the_server_certificate(tmp_path: 
                 url,
             )
             assert (status, verified["verdict"]) == (200, "VERIFY_VERDICT_MALFORMED"), version
+
+
+async def test_a_call_past_its_deadline_is_counted_deadline_exceeded() -> None:
+    held = HeldServicer()  # never released: only the deadline ends the call
+    config = make_config(http_address="127.0.0.1:0")
+    metrics = Metrics(CollectorRegistry())
+    server = ConnectServer(connect_application(held, metrics, config), config, metrics)  # type: ignore[arg-type]
+    server.start()
+    labels = {"grpc_type": "unary", "grpc_service": "verdict.v1.VerdictService", "grpc_method": "VerifyResponse"}
+    # urllib waits 60 s for the answer: a client that cancels at its own deadline could beat the server's, and only
+    # the server's deadline is under test here
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{server.port}{SERVICE}/VerifyResponse",
+        data=b"",
+        headers={"Content-Type": "application/proto", "Connect-Protocol-Version": "1", "Connect-Timeout-Ms": "300"},
+    )
+    try:
+        with pytest.raises(urllib.error.HTTPError) as caught:
+            await asyncio.to_thread(urllib.request.urlopen, request, timeout=60)
+        assert json.loads(caught.value.read())["code"] == "deadline_exceeded"
+        handled = {"grpc_code": "DeadlineExceeded", **labels}
+        assert await counted(metrics.registry, "grpc_server_handled_total", handled, 1, seconds=60) == 1
+        assert metrics.registry.get_sample_value("grpc_server_handled_total", {**labels, "grpc_code": "Canceled"}) == 0
+    finally:
+        await server.stop(1)
