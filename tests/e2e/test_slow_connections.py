@@ -14,7 +14,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from tests.support import ServerProcess, start_server_process, stop_server_process
+from tests.support import ServerProcess, open_descriptors, start_server_process, stop_server_process
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
 
 CONNECTIONS = 300
@@ -39,10 +39,6 @@ def bounded_server() -> Iterator[ServerProcess]:
 
 def _threads(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/task"))
-
-
-def _fds(pid: int) -> int:
-    return len(os.listdir(f"/proc/{pid}/fd"))
 
 
 def _rss_bytes(pid: int) -> int:
@@ -87,13 +83,13 @@ def test_idle_and_slow_connections_do_not_grow_threads_or_descriptors(bounded_se
     stub = verdict_pb2_grpc.VerdictServiceStub(channel)
     request = verdict_pb2.VerifyResponseRequest(text="```json\n{}\n```\n", finish_reason="stop")
     assert stub.VerifyResponse(request, timeout=10).verdict == verdict_pb2.VERIFY_VERDICT_OK
-    threads_before, fds_before, rss_before = _threads(pid), _fds(pid), _rss_bytes(pid)
+    threads_before, fds_before, rss_before = _threads(pid), open_descriptors(pid), _rss_bytes(pid)
 
     held = _open(bounded_server.grpc_port, CONNECTIONS, b"")
     held += _open(bounded_server.grpc_port, CONNECTIONS // 2, b"PRI * HTTP/2.0\r\n")  # a preface cut short
     held += _open(bounded_server.metrics_port, CONNECTIONS, b"GET /metrics HTTP/1.1\r\nHost: x\r\n")  # slowloris
     time.sleep(SETTLE_SECONDS)
-    threads_during, fds_during, rss_during = _threads(pid), _fds(pid), _rss_bytes(pid)
+    threads_during, fds_during, rss_during = _threads(pid), open_descriptors(pid), _rss_bytes(pid)
     # The call on the connection opened before keeps working while every slot for new connections is taken.
     assert stub.VerifyResponse(request, timeout=10).verdict == verdict_pb2.VERIFY_VERDICT_OK
     try:
@@ -107,7 +103,7 @@ def test_idle_and_slow_connections_do_not_grow_threads_or_descriptors(bounded_se
         for sock in held:
             sock.close()
     channel.close()
-    assert _fds(pid) <= fds_before + 4
+    assert open_descriptors(pid) <= fds_before + 4
     # New clients get in again.
     with grpc.insecure_channel(bounded_server.target) as fresh:
         stub = verdict_pb2_grpc.VerdictServiceStub(fresh)

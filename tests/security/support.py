@@ -5,14 +5,11 @@ its peak memory and whether health still answers."""
 from __future__ import annotations
 
 import json
-import socket
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import grpc
-import h2.config
-import h2.connection
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from tests.support import ServerProcess, start_server_process
@@ -80,32 +77,3 @@ def healthy(port: int, timeout: float = 10.0) -> bool:
         except grpc.RpcError:
             return False
     return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
-
-
-def raw_grpc_call(port: int, path: str, headers: list[tuple[str, str]], message: bytes | None) -> dict[str, str]:
-    """Open one HTTP/2 stream by hand and return every header the server answers with, trailers included.
-
-    `message` is sent whole and closes the stream; None leaves the stream open with no message (what a slow or
-    hostile client does). Reads until a `grpc-status` arrives or the server closes the connection: what grpcio's
-    own client would hide (its INTERNAL, its wait for the body) is what these tests look at."""
-    sock = socket.create_connection(("127.0.0.1", port), timeout=30)
-    connection = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
-    connection.initiate_connection()
-    head = [(":method", "POST"), (":scheme", "http"), (":authority", "x"), (":path", path)]
-    connection.send_headers(1, [*head, ("content-type", "application/grpc"), ("te", "trailers"), *headers])
-    if message is not None:
-        connection.send_data(1, message, end_stream=True)
-    sock.sendall(connection.data_to_send())
-    answer: dict[str, str] = {}
-    try:
-        while "grpc-status" not in answer:
-            data = sock.recv(65536)
-            if not data:
-                break
-            for event in connection.receive_data(data):
-                for key, value in getattr(event, "headers", None) or ():
-                    answer[bytes(key).decode()] = bytes(value).decode()
-            sock.sendall(connection.data_to_send())
-    finally:
-        sock.close()
-    return answer

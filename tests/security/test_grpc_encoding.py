@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.security.support import TOKEN, healthy, production_like, raw_grpc_call
-from tests.support import grpc_frame, stop_server_process
+from tests.security.support import TOKEN, healthy, production_like
+from tests.support import grpc_frame, raw_grpc_call, stop_server_process
 
 
 def _status(port: int, encoding: str | None) -> dict[str, str]:

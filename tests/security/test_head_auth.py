@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from tests.security.support import MIB, TOKEN, Hostile, healthy, peak_bytes, production_like, raw_grpc_call
-from tests.support import stop_server_process
+from tests.security.support import MIB, TOKEN, Hostile, healthy, peak_bytes, production_like
+from tests.support import raw_grpc_call, stop_server_process
 from verdict.v1 import verdict_pb2
 
 SERVICE = "/verdict.v1.VerdictService"

@@ -15,14 +15,12 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from prometheus_client import CollectorRegistry
 
-from tests.security.support import raw_grpc_call
-from tests.support import counted
+from tests.support import counted, grpc_frame, raw_grpc_call
 from verdict.metrics import Metrics
 from verdict.server.interceptors.observe import CANCEL_AT_DEADLINE_SECONDS, MetricsInterceptor, cancelled_code
 from verdict.server.logs import CallContextFilter
 
 SLOW = {"grpc_type": "unary", "grpc_service": "test.Slow", "grpc_method": "Wait"}
-EMPTY = b"\x00\x00\x00\x00\x00"  # one uncompressed gRPC message of zero bytes
 WATCH = {"grpc_type": "server_stream", "grpc_service": "grpc.health.v1.Health", "grpc_method": "Watch"}
 
 
@@ -73,7 +71,9 @@ async def test_a_call_past_its_deadline_is_deadline_exceeded_not_canceled(observ
     # By hand, with a client that never cancels: grpcio's client cancels the stream when its own deadline passes, and
     # on a loaded machine that cancel can reach the server before the server's deadline (counted from when it read the
     # headers) does, which the server can only count as Canceled. Only the server's own deadline is under test here.
-    answer = await asyncio.to_thread(raw_grpc_call, observed.port, "/test.Slow/Wait", [("grpc-timeout", "300m")], EMPTY)
+    answer = await asyncio.to_thread(
+        raw_grpc_call, observed.port, "/test.Slow/Wait", [("grpc-timeout", "300m")], grpc_frame(b"")
+    )
     assert answer.get("grpc-status") == str(grpc.StatusCode.DEADLINE_EXCEEDED.value[0]), answer
     await observed.wait_for("grpc_server_handled_total", {**SLOW, "grpc_code": "DeadlineExceeded"}, 1)
     assert observed.sample("grpc_server_started_total", SLOW) == 1
