@@ -22,6 +22,7 @@ RANKS = {
     "verdict.handoff": 0,
     "verdict.metrics": 0,
     "verdict.patterns": 0,
+    "verdict.records": 0,
     "verdict.v1": 0,
     "verdict.waiting": 0,
     "verdict.config": 1,

@@ -33,10 +33,11 @@ is not closed and not cut either: `FencedBlock.container_end` says so, and the r
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
 from markdown_it.rules_block import StateBlock
+
+from verdict.records import record
 
 __all__ = [
     "CONTAINER_SCAN_MAX_CHARS",
@@ -64,7 +65,7 @@ _TAB_STOP = 4
 _MAX_FENCE_INDENT = 3
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FencedBlock:
     """One fenced code block.
 
@@ -92,7 +93,7 @@ class FencedBlock:
         return self.body.count("\n") + (0 if self.body.endswith("\n") else 1)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FenceScan:
     """The blocks of a text, with at most `limit` of them built: a 4 MB text can hold half a million fences.
 

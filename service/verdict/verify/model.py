@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
+
+from verdict.records import record
 
 __all__ = [
     "BlockCheck",
@@ -31,7 +32,7 @@ class Verdict(StrEnum):
         return self in (Verdict.TRUNCATED, Verdict.MALFORMED)
 
 
-@dataclass(frozen=True)
+@record
 class ToolCall:
     """One tool call the model made; `arguments` exactly as the provider returned them (a JSON text)."""
 
@@ -40,7 +41,7 @@ class ToolCall:
     arguments: str
 
 
-@dataclass(frozen=True)
+@record
 class ToolDefinition:
     """One tool declared to the model: `parameters` is the JSON Schema of its arguments as JSON text ("" = any object).
 
@@ -55,7 +56,7 @@ class ToolDefinition:
     field: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class VerifyInput:
     """One completion and the envelope facts its provider returned.
 
@@ -79,7 +80,7 @@ class VerifyInput:
         return bool(self.tools or self.tools_json)
 
 
-@dataclass(frozen=True)
+@record
 class ToolCheck:
     """The outcome of checking one tool call (or one call left in the text as markup).
 
@@ -97,7 +98,7 @@ class ToolCheck:
     schema_digest: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class BlockCheck:
     """The outcome of checking one fenced block. Lines are one-based lines of the whole response."""
 
@@ -109,7 +110,7 @@ class BlockCheck:
     error_line: int = 0
 
 
-@dataclass(frozen=True)
+@record
 class CodeCheck:
     """What one language checker said about one block's code, before it is placed in the response.
 
@@ -122,7 +123,7 @@ class CodeCheck:
     line: int = 0
 
 
-@dataclass(frozen=True)
+@record
 class SecondOpinionResult:
     """A judge's usable reading of an answer nothing structural could check."""
 
@@ -131,7 +132,7 @@ class SecondOpinionResult:
     host: str
 
 
-@dataclass(frozen=True)
+@record
 class Verification:
     """What can be said about a whole response."""
 

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from verdict.config.keys import Config
+from verdict.records import record
 from verdict.verify.closers import BrokenFence, broken_fences
 from verdict.verify.fences import FencedBlock, FenceScan
 from verdict.verify.languages import LANGUAGES, NO_LANGUAGE, Language, Languages
@@ -94,7 +94,7 @@ def envelope_verdict(request: VerifyInput) -> Verification | None:
     return None
 
 
-@dataclass(frozen=True)
+@record
 class PendingCheck:
     """A block that must be parsed: its index, the block, and the language it is checked as."""
 

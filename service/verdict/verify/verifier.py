@@ -375,58 +375,73 @@ class Verifier:
         return check_code
 
     async def _check(self, plan: Sequence[BlockCheck | PendingCheck], budget: InlineBudget) -> list[BlockCheck]:
+        """Every block's check, in the plan's order: the blocks triage decided as they are, the rest parsed.
+
+        The common small answer (only inline parses, within the call's budget) is checked in one pass here: no task,
+        semaphore, closure or gather per call, and no yield to the event loop unless its blocks total more than
+        `UNYIELDING_BYTES` (a yield is a loop turn: a poll of the sockets and a trip behind every other ready callback,
+        several times the parse of a short block). Anything else goes to `_check_concurrently`."""
+        inline = self._config.inline_parse_bytes
+        pending = []
+        total = 0
+        for item in plan:
+            if isinstance(item, PendingCheck):
+                size = item.size
+                if item.language.record.runs is Runs.SUBPROCESS or size > inline:
+                    return await self._check_concurrently(plan, budget)
+                pending.append((item, size))
+                total += size
+        if total > budget.left:
+            return await self._check_concurrently(plan, budget)
+        yields = total > UNYIELDING_BYTES
+        checked: list[BlockCheck] = []
+        for position, (item, size) in enumerate(pending):
+            if not budget.claim(size, inline):  # the call's inline time is spent: the rest go to the pool
+                slots: dict[str, asyncio.Semaphore] = {}
+                rest = [self._check_one(each, budget, slots) for each, _ in pending[position:]]
+                checked.extend(await _all_or_none(rest))
+                break
+            if yields:
+                await asyncio.sleep(0)
+            checked.append(place(item, budget.parse(item.language.record.name, item.block.body)))
+        done = iter(checked)
+        return [item if isinstance(item, BlockCheck) else next(done) for item in plan]
+
+    async def _check_concurrently(
+        self, plan: Sequence[BlockCheck | PendingCheck], budget: InlineBudget
+    ) -> list[BlockCheck]:
+        """The general path: every pending block checked concurrently, each inline, in the pool or by its tool."""
         slots: dict[str, asyncio.Semaphore] = {}
+        pending = [item for item in plan if isinstance(item, PendingCheck)]
+        done = iter(await _all_or_none([self._check_one(item, budget, slots) for item in pending]))
+        return [item if isinstance(item, BlockCheck) else next(done) for item in plan]
+
+    async def _check_one(
+        self, item: PendingCheck, budget: InlineBudget, slots: dict[str, asyncio.Semaphore]
+    ) -> BlockCheck:
+        """One pending block's check. `slots` holds the call's own share of each pool, made when a block first needs
+        it (most answers need neither)."""
 
         def per_call(pool: str) -> asyncio.Semaphore:
-            """The call's own share of a pool, made when a block first needs it (most answers need neither)."""
             if pool not in slots:
                 slots[pool] = self._runner.limit(pool, self._config).per_call()
             return slots[pool]
 
-        async def check(item: PendingCheck) -> BlockCheck:
-            code, record = item.block.body, item.language.record
-            if record.runs is Runs.SUBPROCESS:
-                async with per_call("bash"):
-                    return place(item, await self.SUBPROCESS_CHECKS[record.tool](self, code))
-            await asyncio.sleep(0)
-            # claimed and parsed in one step, no await between: the checks run concurrently, and each must see what
-            # the ones before it spent, time included
-            if budget.claim(item.size, self._config.inline_parse_bytes):
-                return place(item, budget.parse(record.name, code))
-            async with per_call("parse"):
-                # a block too large for the loop parses for a while: the loop's place goes to another call meanwhile;
-                # a small block sent to the pool because the call's inline budget is spent keeps it (its call is busy
-                # on the loop, and lending there let more of such calls run at once under overload)
-                lend = item.size > self._config.inline_parse_bytes
-                return place(item, await self._check_in_pool(record.name, code, lend=lend))
-
-        pending = [item for item in plan if isinstance(item, PendingCheck)]
-        inline = self._config.inline_parse_bytes
-        sizes = [item.size for item in pending]
-        if (
-            all(
-                item.language.record.runs is not Runs.SUBPROCESS and size <= inline
-                for item, size in zip(pending, sizes, strict=True)
-            )
-            and sum(sizes) <= budget.left
-        ):
-            # Only inline parses within the call's budget (the common small answer): no task, semaphore or gather per
-            # call, and the same yield to the event loop before each block as the general path, unless the whole
-            # answer's blocks are small enough to parse in one step (a yield is a loop turn: a poll of the sockets
-            # and a trip behind every other ready callback, several times the parse of a short block).
-            yields = sum(sizes) > UNYIELDING_BYTES
-            checked = []
-            for position, item in enumerate(pending):
-                if not budget.claim(sizes[position], inline):  # the call's inline time is spent: the rest in the pool
-                    checked.extend(await _all_or_none([check(rest) for rest in pending[position:]]))
-                    break
-                if yields:
-                    await asyncio.sleep(0)
-                checked.append(place(item, budget.parse(item.language.record.name, item.block.body)))
-            done = iter(checked)
-        else:
-            done = iter(await _all_or_none([check(item) for item in pending]))
-        return [item if isinstance(item, BlockCheck) else next(done) for item in plan]
+        code, record = item.block.body, item.language.record
+        if record.runs is Runs.SUBPROCESS:
+            async with per_call("bash"):
+                return place(item, await self.SUBPROCESS_CHECKS[record.tool](self, code))
+        await asyncio.sleep(0)
+        # claimed and parsed in one step, no await between: the checks run concurrently, and each must see what the
+        # ones before it spent, time included
+        if budget.claim(item.size, self._config.inline_parse_bytes):
+            return place(item, budget.parse(record.name, code))
+        async with per_call("parse"):
+            # a block too large for the loop parses for a while: the loop's place goes to another call meanwhile; a
+            # small block sent to the pool because the call's inline budget is spent keeps it (its call is busy on
+            # the loop, and lending there let more of such calls run at once under overload)
+            lend = item.size > self._config.inline_parse_bytes
+            return place(item, await self._check_in_pool(record.name, code, lend=lend))
 
     async def _check_shell(self, code: str) -> CodeCheck:
         # preparing the script (transcripts, stubs) is a Python pass over its lines: off the loop for large blocks
