@@ -1,7 +1,8 @@
 """What batching buys: answers per second through BatchVerifyResponses against unary VerifyResponse, and 500 saved
 answers through the CLI as one batch job against one `verdict verify` process per answer.
 
-Every figure is a ratio of two measurements taken in the same run, against the same server process.
+Every figure is a ratio of two measurements taken in the same run, against the same server process, with the server's
+CPU time per answer beside it (its /proc counters over each measurement).
 """
 
 from __future__ import annotations
@@ -12,10 +13,12 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import grpc.aio
 
+from bench.load import Server, cpu_seconds, start_verdict
 from verdict.v1 import verdict_pb2, verdict_pb2_grpc
 
 TINY = "```json\n{}\n```\n"
@@ -26,9 +29,22 @@ PROCESS_SAMPLE = 20
 """One process per answer is timed on this many answers and scaled to CLI_ANSWERS (500 processes take minutes)."""
 
 
+TARGET = 20.0
+"""Answers/s in batches of 100 tiny answers over unary calls/s that `make bench` must reach (missed on this stack:
+bench/NOTES.md, "What limits each figure")."""
+
+
+@dataclass(frozen=True)
+class Throughput:
+    """Answers per second from one measurement, and the server's CPU seconds per answer over the same window."""
+
+    rate: float
+    cpu_per_answer: float
+
+
 async def _answers_per_second(
-    call: Callable[[], Awaitable[object]], answers_per_call: int, callers: int, seconds: float
-) -> float:
+    call: Callable[[], Awaitable[object]], answers_per_call: int, callers: int, seconds: float, server: Server
+) -> Throughput:
     """Answers per second from `callers` loops that each repeat `call` (one RPC) for `seconds`."""
     done = 0
     deadline = time.perf_counter() + seconds
@@ -39,33 +55,51 @@ async def _answers_per_second(
             await call()
             done += answers_per_call
 
+    cpu = cpu_seconds(server)
     started = time.perf_counter()
     await asyncio.gather(*(caller() for _ in range(callers)))
-    return done / (time.perf_counter() - started)
+    elapsed = time.perf_counter() - started
+    return Throughput(done / elapsed, (cpu_seconds(server) - cpu) / max(1, done))
 
 
-async def _unary(stub: verdict_pb2_grpc.VerdictServiceStub, text: str, seconds: float) -> float:
+async def _unary(stub: verdict_pb2_grpc.VerdictServiceStub, text: str, seconds: float, server: Server) -> Throughput:
     request = verdict_pb2.VerifyResponseRequest(text=text, finish_reason="stop")
-    return await _answers_per_second(lambda: stub.VerifyResponse(request, timeout=30), 1, CONCURRENCY, seconds)
+    return await _answers_per_second(lambda: stub.VerifyResponse(request, timeout=30), 1, CONCURRENCY, seconds, server)
 
 
-async def _batched(stub: verdict_pb2_grpc.VerdictServiceStub, text: str, size: int, seconds: float) -> float:
+async def _batched(
+    stub: verdict_pb2_grpc.VerdictServiceStub, text: str, size: int, seconds: float, server: Server
+) -> Throughput:
     item = verdict_pb2.VerifyResponseRequest(text=text, finish_reason="stop")
     request = verdict_pb2.BatchVerifyResponsesRequest(items=[item] * size)
-    return await _answers_per_second(lambda: stub.BatchVerifyResponses(request, timeout=60), size, 2, seconds)
+    return await _answers_per_second(lambda: stub.BatchVerifyResponses(request, timeout=60), size, 2, seconds, server)
 
 
-async def _throughput(target: str) -> list[str]:
+async def _throughput(server: Server) -> list[str]:
     lines = []
-    async with grpc.aio.insecure_channel(target) as channel:
+    async with grpc.aio.insecure_channel(server.target) as channel:
         stub = verdict_pb2_grpc.VerdictServiceStub(channel)
-        await _unary(stub, TINY, 0.5)  # warm-up
+        await _unary(stub, TINY, 0.5, server)  # warm-up
         for name, text in (("tiny", TINY), ("2 KB", TWO_KB)):
-            unary = await _unary(stub, text, 3)
-            batch = await _batched(stub, text, 100, 3)
+            unary = await _unary(stub, text, 3, server)
+            batch = await _batched(stub, text, 100, 3, server)
+            line = (
+                f"{name} answers: batch of 100 {batch.rate:.0f} answers/s vs unary {unary.rate:.0f} calls/s "
+                f"({CONCURRENCY} in flight): {batch.rate / unary.rate:.1f}x"
+            )
+            if name == "tiny":
+                line += f" (target >= {TARGET:.0f}x)"
+            lines.append(line)
             lines.append(
-                f"{name} answers: batch of 100 {batch:.0f} answers/s vs unary {unary:.0f} calls/s "
-                f"({CONCURRENCY} in flight): {batch / unary:.1f}x"
+                f"  server CPU {batch.cpu_per_answer * 1e6:.0f} us per batched answer vs "
+                f"{unary.cpu_per_answer * 1e6:.0f} us per unary call: "
+                + (
+                    "a batch saves the per-call cost, not the per-answer work (fence scan, parse, result, proto); the "
+                    "unary side is also bounded by its Python client on the same cores"
+                    if name == "tiny"
+                    else "one 60-line Python block per answer, whose ast.parse alone is about 600 us; past the "
+                    "call's inline budget (8 ms of parsing, about 13 such blocks) a batch's blocks parse in the pool"
+                )
             )
     return lines
 
@@ -86,13 +120,11 @@ def _cli(folder: Path) -> list[str]:
 
 
 def run() -> Iterator[str]:
-    from tests.support import start_server_process, stop_server_process
-
-    server = start_server_process()
+    server = start_verdict("--workers", "1")
     try:
-        yield from asyncio.run(_throughput(server.target))
+        yield from asyncio.run(_throughput(server))
     finally:
-        stop_server_process(server)
+        server.stop()
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         for index in range(CLI_ANSWERS):
