@@ -37,7 +37,7 @@ def test_records_are_replaced_and_pickled_whole() -> None:
     verification = Verification(Verdict.OK, "1/1 blocks parsed", (BlockCheck(0, "json", Verdict.OK, line=1),))
     assert dataclasses.replace(verification, detail="changed").checks == verification.checks
     assert dataclasses.replace(verification, detail="changed").detail == "changed"
-    assert pickle.loads(pickle.dumps(verification))  # noqa: S301 (our own bytes) == verification
+    assert pickle.loads(pickle.dumps(verification)) == verification  # noqa: S301 (our own bytes)
     parsed = CodeCheck(Verdict.MALFORMED, "bad", 3)
     assert pickle.loads(pickle.dumps(parsed)) == parsed  # noqa: S301 (our own bytes)
 
