@@ -95,9 +95,12 @@ def verify_input(request: verdict_pb2.VerifyResponseRequest) -> VerifyInput:
         text, finish_reason, calls, tokens = turn.text, turn.finish_reason, turn.tool_calls, turn.completion_tokens
     else:
         text, finish_reason, tokens = request.text, request.finish_reason, request.completion_tokens
-        calls = ()
-        if len(request.tool_calls):  # most turns call no tool: no generator for nothing
-            calls = tuple(ToolCall(call.id, call.name, call.arguments) for call in request.tool_calls)
+        # most turns call no tool and declare none: no generator is built for nothing
+        calls = (
+            tuple(ToolCall(call.id, call.name, call.arguments) for call in request.tool_calls)
+            if len(request.tool_calls)
+            else ()
+        )
     tools = (
         tuple(
             ToolDefinition(tool.name, tool.description, tool.parameters, tool.strict, f"tools[{index}].parameters")
@@ -132,30 +135,26 @@ def verification_to_proto(verification: Verification) -> verdict_pb2.VerifyRespo
         failed=verification.failed,
         detail=verification.detail,
     )
-    if verification.checks:
-        add = response.checks.add
-        for check in verification.checks:
-            add(
-                block_index=check.block_index,
-                language=check.language,
-                verdict=VERDICT_TO_PROTO[check.verdict],
-                detail=check.detail,
-                line=check.line,
-                error_line=check.error_line,
-            )
-    if verification.tool_checks:
-        add_tool = response.tool_checks.add
-        for tool_check in verification.tool_checks:
-            add_tool(
-                call_index=tool_check.call_index,
-                id=tool_check.id,
-                name=tool_check.name,
-                verdict=VERDICT_TO_PROTO[tool_check.verdict],
-                detail=tool_check.detail,
-                pointer=tool_check.pointer,
-                reason=tool_check.reason,
-                schema_digest=tool_check.schema_digest,
-            )
+    for check in verification.checks:
+        response.checks.add(
+            block_index=check.block_index,
+            language=check.language,
+            verdict=VERDICT_TO_PROTO[check.verdict],
+            detail=check.detail,
+            line=check.line,
+            error_line=check.error_line,
+        )
+    for tool_check in verification.tool_checks:
+        response.tool_checks.add(
+            call_index=tool_check.call_index,
+            id=tool_check.id,
+            name=tool_check.name,
+            verdict=VERDICT_TO_PROTO[tool_check.verdict],
+            detail=tool_check.detail,
+            pointer=tool_check.pointer,
+            reason=tool_check.reason,
+            schema_digest=tool_check.schema_digest,
+        )
     opinion = verification.second_opinion
     if opinion is not None:
         response.second_opinion.verdict = VERDICT_TO_PROTO[opinion.verdict]

@@ -404,8 +404,7 @@ class Verifier:
             if yields:
                 await asyncio.sleep(0)
             checked.append(place(item, budget.parse(item.language.record.name, item.block.body)))
-        done = iter(checked)
-        return [item if isinstance(item, BlockCheck) else next(done) for item in plan]
+        return _in_plan_order(plan, checked)
 
     async def _check_concurrently(
         self, plan: Sequence[BlockCheck | PendingCheck], budget: InlineBudget
@@ -413,8 +412,7 @@ class Verifier:
         """The general path: every pending block checked concurrently, each inline, in the pool or by its tool."""
         slots: dict[str, asyncio.Semaphore] = {}
         pending = [item for item in plan if isinstance(item, PendingCheck)]
-        done = iter(await _all_or_none([self._check_one(item, budget, slots) for item in pending]))
-        return [item if isinstance(item, BlockCheck) else next(done) for item in plan]
+        return _in_plan_order(plan, await _all_or_none([self._check_one(item, budget, slots) for item in pending]))
 
     async def _check_one(
         self, item: PendingCheck, budget: InlineBudget, slots: dict[str, asyncio.Semaphore]
@@ -562,6 +560,12 @@ def _check_calls(request: VerifyInput, toolset: Toolset, cut: bool, time_limit: 
         check_call(index, call, toolset, cut=cut, time_limit=time_limit, clock=time.monotonic)
         for index, call in enumerate(request.tool_calls)
     ]
+
+
+def _in_plan_order(plan: Sequence[BlockCheck | PendingCheck], checked: Sequence[BlockCheck]) -> list[BlockCheck]:
+    """The plan with each pending block replaced by its check (`checked` holds them in the plan's order)."""
+    done = iter(checked)
+    return [item if isinstance(item, BlockCheck) else next(done) for item in plan]
 
 
 async def _all_or_none(checks: Sequence[Awaitable[BlockCheck]]) -> list[BlockCheck]:
